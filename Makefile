@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# sib: top-level build.
+#
+#   make              build the module, the provider and the selftests
+#   make check        install what is needed, build, boot a VM, run every selftest
+#   make run          install what is needed, build, boot a VM and show sib0 at work
+#   make install      install the module and the provider on this machine
+#   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
+#
+# KDIR is the kernel build directory; by default the newest installed one.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
+	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n1)
+KDIR ?= /lib/modules/$(KVER)/build
+
+# Kernel source tarball: kselftest headers and checkpatch.pl come from it,
+# extracted at build time into .build/ and never committed.
+KSRC_TAR ?= $(lastword $(sort $(wildcard /usr/src/linux-source-*.tar.xz)))
+KSRC := $(TOP)/.build/ksrc
+KSRC_STAMP := $(KSRC)/.stamp
+
+VM_RUN := $(TOP)/scripts/vm-run
+
+.PHONY: all module provider selftests setup check run install \
+	checkpatch clean ksrc
+
+all: module provider selftests
+
+module:
+	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
+	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+provider:
+	$(MAKE) -C provider
+
+$(KSRC_STAMP):
+	@test -n "$(KSRC_TAR)" || { \
+	  echo "error: /usr/src/linux-source-*.tar.xz not found; run scripts/setup" >&2; exit 1; }
+	rm -rf $(KSRC) && mkdir -p $(KSRC)
+	tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 --wildcards \
+	  '*/tools/testing/selftests/kselftest.h' \
+	  '*/tools/testing/selftests/kselftest_harness.h' \
+	  '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+	  '*/scripts/const_structs.checkpatch'
+	touch $@
+
+ksrc: $(KSRC_STAMP)
+
+selftests: $(KSRC_STAMP)
+	$(MAKE) -C selftests KSFT_DIR=$(KSRC)/tools/testing/selftests
+
+setup:
+	$(TOP)/scripts/setup
+
+check: setup
+	$(MAKE) all
+	$(VM_RUN) --no-load -- $(TOP)/selftests/run_tests
+
+run: setup
+	$(MAKE) all
+	$(VM_RUN) -- $(TOP)/scripts/demo
+
+install: module provider
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C provider install
+
+# Kernel code and the uapi header must be clean under --strict. The
+# provider is user space (rdma-core's style): the rules
+# about kernel-only types and attribute macros do not apply to it.
+CHECKPATCH = $(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse --show-types
+USER_IGNORE := PREFER_KERNEL_TYPES,PREFER_DEFINED_ATTRIBUTE_MACRO,CAMELCASE
+USER_IGNORE := $(USER_IGNORE),SPDX_LICENSE_TAG,USE_NEGATIVE_ERRNO,MACRO_ARG_REUSE
+USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
+
+checkpatch: $(KSRC_STAMP)
+	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) uapi/*.h
+	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(MAKE) -C provider clean
+	-$(MAKE) -C selftests clean
+	rm -rf .build

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: device, port, context and PD verbs, and the ib_device_ops table.
+ */
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sib.h"
+
+bool sib_port_is_active(struct sib_dev *sdev)
+{
+	return netif_running(sdev->ndev) && netif_carrier_ok(sdev->ndev);
+}
+
+static int sib_query_device(struct ib_device *ib_dev,
+			    struct ib_device_attr *attr, struct ib_udata *uhw)
+{
+	if (uhw && (uhw->inlen || uhw->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = ((u64)SIB_FW_VER_MAJOR << 32) |
+		       ((u64)SIB_FW_VER_MINOR << 16) | SIB_FW_VER_SUB;
+	attr->sys_image_guid = ib_dev->node_guid;
+	attr->max_mr_size = 0;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = SIB_VENDOR_ID;
+	attr->vendor_part_id = SIB_VENDOR_PART_ID;
+	attr->hw_ver = SIB_HW_VER;
+	attr->max_pd = SIB_MAX_PD;
+	attr->max_pkeys = SIB_PKEY_TBL_LEN;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * Queues, memory regions and the transport are not implemented yet:
+	 * their limits stay zero so that no consumer is told otherwise.
+	 */
+	return 0;
+}
+
+/* Map the netdev's link speed to an IB speed and width, without warnings. */
+static void sib_query_speed(struct sib_dev *sdev, struct ib_port_attr *attr)
+{
+	struct ethtool_link_ksettings ks = {};
+	u32 mbps = SPEED_UNKNOWN;
+
+	rtnl_lock();
+	if (sdev->ndev->reg_state == NETREG_REGISTERED &&
+	    !__ethtool_get_link_ksettings(sdev->ndev, &ks))
+		mbps = ks.base.speed;
+	rtnl_unlock();
+
+	/* A virtual link (lo, dummy) has no speed: call it 4X EDR. */
+	if (mbps == SPEED_UNKNOWN || mbps == 0 || mbps > SPEED_50000) {
+		attr->active_width = IB_WIDTH_4X;
+		attr->active_speed = IB_SPEED_EDR;
+	} else if (mbps > SPEED_25000) {
+		attr->active_width = IB_WIDTH_2X;
+		attr->active_speed = IB_SPEED_EDR;
+	} else if (mbps > SPEED_10000) {
+		attr->active_width = IB_WIDTH_1X;
+		attr->active_speed = IB_SPEED_EDR;
+	} else if (mbps > SPEED_1000) {
+		attr->active_width = IB_WIDTH_1X;
+		attr->active_speed = IB_SPEED_FDR10;
+	} else {
+		attr->active_width = IB_WIDTH_1X;
+		attr->active_speed = IB_SPEED_SDR;
+	}
+}
+
+static enum ib_mtu sib_active_mtu(struct sib_dev *sdev)
+{
+	int mtu = READ_ONCE(sdev->ndev->mtu) - SIB_ROCE_HDR_ROOM;
+
+	if (mtu >= 4096)
+		return IB_MTU_4096;
+	if (mtu >= 2048)
+		return IB_MTU_2048;
+	if (mtu >= 1024)
+		return IB_MTU_1024;
+	if (mtu >= 512)
+		return IB_MTU_512;
+	return IB_MTU_256;
+}
+
+static int sib_query_port(struct ib_device *ib_dev, u32 port,
+			  struct ib_port_attr *attr)
+{
+	struct sib_dev *sdev = to_sdev(ib_dev);
+
+	/* ib_core zeroes *attr and has checked @port already. */
+	if (sib_port_is_active(sdev)) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = (dev_get_flags(sdev->ndev) & IFF_UP) ?
+				   IB_PORT_PHYS_STATE_POLLING :
+				   IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = sib_active_mtu(sdev);
+	attr->gid_tbl_len = SIB_GID_TBL_LEN;
+	attr->pkey_tbl_len = SIB_PKEY_TBL_LEN;
+	attr->max_msg_sz = SIB_MAX_MSG_SZ;
+	attr->port_cap_flags = 0;
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->sm_sl = 0;
+	attr->subnet_timeout = 0;
+	attr->init_type_reply = 0;
+	sib_query_speed(sdev, attr);
+	return 0;
+}
+
+static int sib_get_port_immutable(struct ib_device *ib_dev, u32 port,
+				  struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr = {};
+	int ret;
+
+	ret = ib_query_port(ib_dev, port, &attr);
+	if (ret)
+		return ret;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer sib_get_link_layer(struct ib_device *ib_dev,
+					       u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static struct net_device *sib_get_netdev(struct ib_device *ib_dev, u32 port)
+{
+	struct net_device *ndev = to_sdev(ib_dev)->ndev;
+
+	dev_hold(ndev);
+	return ndev;
+}
+
+static int sib_query_pkey(struct ib_device *ib_dev, u32 port, u16 index,
+			  u16 *pkey)
+{
+	if (index >= SIB_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
+			      struct ib_udata *udata)
+{
+	struct sib_alloc_ucontext_resp resp = {
+		.abi_version = SIB_UVERBS_ABI_VERSION,
+		.caps = SIB_UCTX_CAP_NONE,
+	};
+
+	if (!udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, &resp,
+				min_t(size_t, udata->outlen, sizeof(resp)));
+}
+
+static void sib_dealloc_ucontext(struct ib_ucontext *ib_uc)
+{
+}
+
+/*
+ * Called when the device goes away while processes still hold contexts.
+ * ib_core destroys their objects and zaps their mappings itself; sib keeps
+ * no per-context hardware state, so there is nothing left to do here.
+ * Having the op lets a netdev or the module go away without waiting for
+ * those processes to exit.
+ */
+static void sib_disassociate_ucontext(struct ib_ucontext *ib_uc)
+{
+}
+
+static int sib_alloc_pd(struct ib_pd *ib_pd, struct ib_udata *udata)
+{
+	struct sib_dev *sdev = to_sdev(ib_pd->device);
+	struct sib_pd *pd = to_spd(ib_pd);
+	struct sib_alloc_pd_resp resp = {};
+	int id, ret;
+
+	if (atomic_inc_return(&sdev->num_pd) > SIB_MAX_PD) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	id = ida_alloc_max(&sdev->pd_ida, SIB_MAX_PD - 1, GFP_KERNEL);
+	if (id < 0) {
+		ret = id;
+		goto err_count;
+	}
+	pd->pdn = id;
+
+	if (udata && udata->outlen) {
+		resp.pdn = pd->pdn;
+		ret = ib_copy_to_udata(udata, &resp,
+				       min_t(size_t, udata->outlen,
+					     sizeof(resp)));
+		if (ret)
+			goto err_ida;
+	}
+	return 0;
+
+err_ida:
+	ida_free(&sdev->pd_ida, pd->pdn);
+err_count:
+	atomic_dec(&sdev->num_pd);
+	return ret;
+}
+
+static int sib_dealloc_pd(struct ib_pd *ib_pd, struct ib_udata *udata)
+{
+	struct sib_dev *sdev = to_sdev(ib_pd->device);
+
+	ida_free(&sdev->pd_ida, to_spd(ib_pd)->pdn);
+	atomic_dec(&sdev->num_pd);
+	return 0;
+}
+
+static void sib_get_dev_fw_str(struct ib_device *ib_dev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", SIB_FW_VER_MAJOR,
+		 SIB_FW_VER_MINOR, SIB_FW_VER_SUB);
+}
+
+/* The attribute libsib matches devices by: "sib <abi>\n". */
+static ssize_t sib_abi_show(struct device *device,
+			    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, SIB_SYSFS_MAGIC " %d\n",
+			  SIB_UVERBS_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(sib_abi);
+
+static ssize_t netdev_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct sib_dev *sdev = rdma_device_to_drv_device(device, struct sib_dev,
+							 ib_dev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(netdev);
+
+static struct attribute *sib_dev_attrs[] = {
+	&dev_attr_sib_abi.attr,
+	&dev_attr_netdev.attr,
+	NULL,
+};
+
+static const struct attribute_group sib_dev_attr_group = {
+	.attrs = sib_dev_attrs,
+};
+
+const struct ib_device_ops sib_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SIB_UVERBS_ABI_VERSION,
+	.device_group = &sib_dev_attr_group,
+
+	.alloc_pd = sib_alloc_pd,
+	.alloc_ucontext = sib_alloc_ucontext,
+	.dealloc_driver = sib_dealloc_driver,
+	.dealloc_pd = sib_dealloc_pd,
+	.dealloc_ucontext = sib_dealloc_ucontext,
+	.disassociate_ucontext = sib_disassociate_ucontext,
+	.get_dev_fw_str = sib_get_dev_fw_str,
+	.get_link_layer = sib_get_link_layer,
+	.get_netdev = sib_get_netdev,
+	.get_port_immutable = sib_get_port_immutable,
+	.query_device = sib_query_device,
+	.query_pkey = sib_query_pkey,
+	.query_port = sib_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, sib_pd, ib_pd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sib_ucontext, ib_uc),
+};

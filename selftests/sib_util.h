@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Helpers shared by sib's selftests: shell commands, sysfs, dmesg, the
+ * module, and RDMA netlink (link add/delete with the exact errno).
+ */
+#ifndef SIB_UTIL_H
+#define SIB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SIB_MODULE	"rdma_sib"
+#define SIB_SYSFS_IB	"/sys/class/infiniband"
+
+/* Run a shell command (printf-style); returns its exit status, or -1. */
+int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, with stdout and stderr discarded. */
+int shq(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole small file into @buf (NUL-terminated); returns length or -errno. */
+int read_text(const char *path, char *buf, size_t size);
+bool path_exists(const char *path);
+/* Poll until @path exists (@want true) or is gone (@want false). */
+bool wait_path(const char *path, bool want, int timeout_ms);
+
+/* Does the kernel log contain @needle? */
+bool dmesg_has(const char *needle);
+/* Clear the kernel log, so that dmesg_has() sees only what follows. */
+void dmesg_clear(void);
+
+bool module_loaded(void);
+/* /sys/module/rdma_sib/refcnt, or -1 when not loaded. */
+int module_refcnt(void);
+/* Load (modprobe) or unload (rmmod) the module; 0 on success. */
+int module_load(void);
+int module_unload(void);
+
+/* RDMA netlink: returns 0 or a negative errno from the kernel. */
+int nl_newlink(const char *ibdev, const char *type, const char *ndev);
+int nl_dellink(const char *ibdev);
+/* Device index of @ibdev, or a negative errno. */
+int nl_dev_index(const char *ibdev);
+
+/* Remove every sib device (used in teardown); returns how many. */
+int sib_delete_all(void);
+bool ibdev_exists(const char *ibdev);
+
+#endif /* SIB_UTIL_H */

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib from user space through libibverbs and libsib: the device is found
+ * by its sysfs attribute (also after a rename), query_device and
+ * query_port report honest values, the GID table holds the netdev's
+ * addresses, PDs come and go, port events arrive, and a device whose
+ * netdev vanishes under an open context goes away without waiting for the
+ * process.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+#include "../uapi/rdma_user_sib.h"
+
+#define MAC	"02:00:5e:10:20:30"
+#define IP4	"192.0.2.1"
+#define IP6	"2001:db8::1"
+#define SIB_VENDOR_ID_EXPECTED	0x5a1b00
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static bool gid_present(struct ibv_context *ctx, const char *addr, int len)
+{
+	union ibv_gid gid, want = {};
+
+	if (strchr(addr, ':')) {
+		inet_pton(AF_INET6, addr, want.raw);
+	} else {
+		want.raw[10] = 0xff;
+		want.raw[11] = 0xff;
+		inet_pton(AF_INET, addr, want.raw + 12);
+	}
+	for (int i = 0; i < len; i++)
+		if (!ibv_query_gid(ctx, 1, i, &gid) &&
+		    !memcmp(&gid, &want, sizeof(gid)))
+			return true;
+	return false;
+}
+
+static bool wait_gid(struct ibv_context *ctx, const char *addr, int len)
+{
+	for (int i = 0; i < 250; i++) {
+		if (gid_present(ctx, addr, len))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* Wait up to @ms for an async event of type @type. */
+static bool wait_async(struct ibv_context *ctx, enum ibv_event_type type,
+		       int ms)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	while (poll(&p, 1, ms) == 1) {
+		if (ibv_get_async_event(ctx, &ev))
+			return false;
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == type)
+			return true;
+	}
+	return false;
+}
+
+FIXTURE(dev) {
+	struct ibv_context *ctx;
+};
+
+FIXTURE_SETUP(dev)
+{
+	shq("ip link del sibva");
+	ASSERT_EQ(0, module_load());
+	sib_delete_all();
+	ASSERT_EQ(0, sh("ip link add sibva address " MAC " type veth peer name sibvb && "
+			"ip addr add " IP4 "/24 dev sibva && "
+			"ip addr add " IP6 "/64 nodad dev sibva && "
+			"ip link set sibva up && ip link set sibvb up"));
+	ASSERT_EQ(0, nl_newlink("sib0", "sib", "sibva"));
+	self->ctx = open_dev("sib0");
+	ASSERT_NE(NULL, self->ctx) TH_LOG("libsib did not open sib0");
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	if (self->ctx)
+		ibv_close_device(self->ctx);
+	sib_delete_all();
+	shq("ip link del sibva");
+}
+
+TEST_F(dev, sysfs_abi_attribute)
+{
+	char buf[64];
+
+	ASSERT_LT(0, read_text(SIB_SYSFS_IB "/sib0/" SIB_SYSFS_ATTR, buf,
+			       sizeof(buf)));
+	EXPECT_STREQ("sib 1\n", buf);
+	ASSERT_LT(0, read_text(SIB_SYSFS_IB "/sib0/netdev", buf, sizeof(buf)));
+	EXPECT_STREQ("sibva\n", buf);
+}
+
+TEST_F(dev, query_device)
+{
+	struct ibv_device_attr_ex ax = {};
+	struct ibv_device_attr *a = &ax.orig_attr;
+	/* Modified EUI-64 of 02:00:5e:10:20:30 */
+	const uint8_t guid[8] = { 0x00, 0x00, 0x5e, 0xff, 0xfe, 0x10, 0x20, 0x30 };
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ax));
+	EXPECT_EQ(SIB_VENDOR_ID_EXPECTED, a->vendor_id);
+	EXPECT_NE(0, a->vendor_part_id);
+	EXPECT_EQ(0, memcmp(&a->node_guid, guid, 8));
+	EXPECT_EQ(a->node_guid, a->sys_image_guid);
+	EXPECT_STREQ("0.1.0", a->fw_ver);
+	EXPECT_EQ(1, a->phys_port_cnt);
+	EXPECT_EQ(0x10000, a->max_pd);
+	EXPECT_EQ(1, a->max_pkeys);
+	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT);
+	/* Nothing is advertised before it is implemented. */
+	EXPECT_EQ(0, a->max_qp);
+	EXPECT_EQ(0, a->max_cq);
+	EXPECT_EQ(0, a->max_mr);
+	EXPECT_EQ(0, a->max_srq);
+	EXPECT_EQ(IBV_ATOMIC_NONE, a->atomic_cap);
+	EXPECT_EQ(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+}
+
+TEST_F(dev, query_port)
+{
+	struct ibv_port_attr pa;
+
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
+	EXPECT_EQ(IBV_PORT_ACTIVE, pa.state);
+	EXPECT_EQ(5, pa.phys_state);	/* LinkUp */
+	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pa.link_layer);
+	EXPECT_EQ(IBV_MTU_4096, pa.max_mtu);
+	EXPECT_EQ(IBV_MTU_1024, pa.active_mtu);	/* netdev MTU 1500 */
+	EXPECT_EQ(128, pa.gid_tbl_len);
+	EXPECT_EQ(1, pa.pkey_tbl_len);
+	EXPECT_LT(0x1000, pa.max_msg_sz);
+	/* A port that does not exist is refused. */
+	EXPECT_NE(0, ibv_query_port(self->ctx, 2, &pa));
+
+	ASSERT_EQ(0, sh("ip link set sibva mtu 9000"));
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
+	EXPECT_EQ(IBV_MTU_4096, pa.active_mtu);
+	ASSERT_EQ(0, sh("ip link set sibva mtu 2200"));
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
+	EXPECT_EQ(IBV_MTU_2048, pa.active_mtu);
+}
+
+TEST_F(dev, gid_table_has_netdev_addresses)
+{
+	struct ibv_gid_entry e;
+
+	EXPECT_TRUE(wait_gid(self->ctx, IP4, 128));
+	EXPECT_TRUE(wait_gid(self->ctx, IP6, 128));
+	/* Addresses added later appear, removed ones go. */
+	ASSERT_EQ(0, sh("ip addr add 198.51.100.7/24 dev sibva"));
+	EXPECT_TRUE(wait_gid(self->ctx, "198.51.100.7", 128));
+	ASSERT_EQ(0, sh("ip addr del 198.51.100.7/24 dev sibva"));
+	usleep(500000);
+	EXPECT_FALSE(gid_present(self->ctx, "198.51.100.7", 128));
+	/* Index 0 is the default GID, of RoCEv2 type. */
+	ASSERT_EQ(0, ibv_query_gid_ex(self->ctx, 1, 0, &e, 0));
+	EXPECT_EQ(IBV_GID_TYPE_ROCE_V2, e.gid_type);
+}
+
+TEST_F(dev, pkey)
+{
+	__be16 pkey;
+
+	ASSERT_EQ(0, ibv_query_pkey(self->ctx, 1, 0, &pkey));
+	EXPECT_EQ(0xffff, ntohs(pkey));
+}
+
+TEST_F(dev, devinfo_shows_active_port_and_gids)
+{
+	EXPECT_TRUE(wait_gid(self->ctx, IP4, 128));
+	EXPECT_EQ(0, sh("ibv_devices | grep -q 'sib0'"));
+	EXPECT_EQ(0, sh("ibv_devinfo -v -d sib0 > /tmp/devinfo.txt"));
+	EXPECT_EQ(0, sh("grep -q 'PORT_ACTIVE' /tmp/devinfo.txt"));
+	EXPECT_EQ(0, sh("grep -q 'link_layer:.*Ethernet' /tmp/devinfo.txt"));
+	EXPECT_EQ(0, sh("grep -q '::ffff:" IP4 ".*RoCE v2' /tmp/devinfo.txt"));
+	EXPECT_EQ(0, sh("grep -q '" IP6 ".*RoCE v2' /tmp/devinfo.txt"));
+	EXPECT_EQ(0, sh("grep -q 'vendor_id:.*0x5a1b00' /tmp/devinfo.txt"));
+}
+
+TEST_F(dev, pd_alloc_free)
+{
+	struct ibv_pd *pd[256];
+
+	for (int i = 0; i < 256; i++) {
+		pd[i] = ibv_alloc_pd(self->ctx);
+		ASSERT_NE(NULL, pd[i]) TH_LOG("PD %d: %s", i, strerror(errno));
+	}
+	for (int i = 0; i < 256; i++)
+		ASSERT_EQ(0, ibv_dealloc_pd(pd[i]));
+	/* PDs left allocated are reclaimed when the context closes. */
+	for (int i = 0; i < 16; i++)
+		ASSERT_NE(NULL, ibv_alloc_pd(self->ctx));
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	EXPECT_EQ(0, nl_dellink("sib0"));
+	EXPECT_EQ(0, module_refcnt());
+}
+
+TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+
+	ASSERT_NE(NULL, pd);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq(self->ctx, 16, NULL, NULL, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ASSERT_EQ(0, ibv_dealloc_pd(pd));
+}
+
+TEST_F(dev, renamed_device_still_matched)
+{
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	ASSERT_EQ(0, sh("rdma dev set sib0 name renamed7"));
+	self->ctx = open_dev("renamed7");
+	ASSERT_NE(NULL, self->ctx);
+	EXPECT_NE(NULL, ibv_alloc_pd(self->ctx));
+}
+
+TEST_F(dev, port_events_follow_carrier)
+{
+	ASSERT_EQ(0, sh("ip link set sibvb down"));
+	EXPECT_TRUE(wait_async(self->ctx, IBV_EVENT_PORT_ERR, 5000));
+	ASSERT_EQ(0, sh("ip link set sibvb up"));
+	EXPECT_TRUE(wait_async(self->ctx, IBV_EVENT_PORT_ACTIVE, 5000));
+}
+
+TEST_F(dev, netdev_delete_under_open_context)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+
+	ASSERT_NE(NULL, pd);
+	ASSERT_EQ(0, sh("ip link del sibva"));
+	/* The device goes away without waiting for this process. */
+	EXPECT_TRUE(wait_path(SIB_SYSFS_IB "/sib0", false, 10000));
+	EXPECT_TRUE(wait_async(self->ctx, IBV_EVENT_DEVICE_FATAL, 5000));
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_alloc_pd(self->ctx));
+	EXPECT_EQ(EIO, errno);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	EXPECT_EQ(0, module_unload());
+}
+
+TEST_HARNESS_MAIN

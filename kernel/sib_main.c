@@ -131,11 +131,28 @@ static int sib_claim_ndev(struct sib_dev *sdev)
 	return ret;
 }
 
+static bool sib_name_taken(const char *ibdev_name)
+{
+	struct ib_device *other;
+
+	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (!other)
+		return false;
+	ib_device_put(other);
+	return true;
+}
+
 static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sib_dev *sdev;
 	bool gone;
 	int ret;
+
+	/* ib_core would refuse it too, but with ENFILE and no reason. */
+	if (sib_name_taken(ibdev_name)) {
+		pr_err("device name %s is already taken\n", ibdev_name);
+		return -EEXIST;
+	}
 
 	if (!sib_ndev_suitable(ndev)) {
 		pr_err("netdev %s is unsuitable: type %u is neither Ethernet nor loopback\n",

@@ -158,7 +158,7 @@ TEST_F(link, refuse_missing_netdev)
 TEST_F(link, refuse_unsuitable_netdev)
 {
 	/* A tun device is ARPHRD_NONE: no Ethernet header, no MAC. */
-	ASSERT_EQ(0, sh("ip tuntap add dev sibtun0 mode tun"));
+	ASSERT_EQ(0, sh("modprobe tun && ip tuntap add dev sibtun0 mode tun"));
 	EXPECT_EQ(-EINVAL, nl_newlink("sib0", "sib", "sibtun0"));
 	EXPECT_FALSE(ibdev_exists("sib0"));
 	EXPECT_TRUE(dmesg_has("netdev sibtun0 is unsuitable"));
@@ -179,6 +179,7 @@ TEST_F(link, refuse_duplicate_name)
 	ASSERT_EQ(0, nl_newlink("sib0", "sib", "lo"));
 	EXPECT_EQ(-EEXIST, nl_newlink("sib0", "sib", "sibdum0"));
 	EXPECT_TRUE(ibdev_exists("sib0"));
+	EXPECT_TRUE(dmesg_has("device name sib0 is already taken"));
 	/* The refused netdev was released: it can be bound now. */
 	EXPECT_EQ(0, nl_newlink("sib1", "sib", "sibdum0"));
 }

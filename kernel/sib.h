@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../uapi/rdma_user_sib.h"
+#include "sib_mr.h"
 
 #define SIB_DRV_VERSION		"0.1"
 #define SIB_FW_VER_MAJOR	0
@@ -61,6 +62,7 @@
  * @num_pd:	PDs allocated, bounded by SIB_MAX_PD
  * @port_active: last port state dispatched (true: ACTIVE); written only
  *		from the netdev notifier, under RTNL
+ * @mem:	memory keys (MRs and MWs); see sib_mr.h for its locking
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -72,6 +74,7 @@ struct sib_dev {
 	struct ida pd_ida;
 	atomic_t num_pd;
 	bool port_active;
+	struct sib_mem_table mem;
 };
 
 /**

@@ -72,6 +72,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	ida_init(&sdev->pd_ida);
 	atomic_set(&sdev->num_pd, 0);
+	sib_mem_table_init(&sdev->mem);
 	INIT_LIST_HEAD(&sdev->list);
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;
@@ -90,6 +91,7 @@ static void sib_free_unregistered(struct sib_dev *sdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&sib_dev_mutex);
 	ida_destroy(&sdev->pd_ida);
+	sib_mem_table_destroy(&sdev->mem);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	ib_dealloc_device(&sdev->ib_dev);
 }
@@ -105,6 +107,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 
 	WARN_ON(atomic_read(&sdev->num_pd));
 	ida_destroy(&sdev->pd_ida);
+	sib_mem_table_destroy(&sdev->mem);
 	pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),
 		netdev_name(sdev->ndev));
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);

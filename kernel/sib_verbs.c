@@ -287,6 +287,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_device = sib_query_device,
 	.query_pkey = sib_query_pkey,
 	.query_port = sib_query_port,
+	SIB_MR_DEV_OPS
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, sib_pd, ib_pd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sib_ucontext, ib_uc),

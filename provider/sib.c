@@ -225,11 +225,20 @@ static void sib_uninit_device(struct verbs_device *verbs_device)
 	free(to_sdev(&verbs_device->device));
 }
 
+/*
+ * No table entry ever matches (sib has no driver id, PCI id or modalias;
+ * sib_match_device() decides), but libibverbs walks the table for devices
+ * with a known driver id, so it must exist and be terminated.
+ */
+static const struct verbs_match_ent sib_match_table[] = {
+	{},
+};
+
 static const struct verbs_device_ops sib_dev_ops = {
 	.name = "sib",
 	.match_min_abi_version = SIB_UVERBS_ABI_VERSION,
 	.match_max_abi_version = SIB_UVERBS_ABI_VERSION,
-	.match_table = NULL,
+	.match_table = sib_match_table,
 	.match_device = sib_match_device,
 	.alloc_device = sib_alloc_device,
 	.uninit_device = sib_uninit_device,

@@ -254,6 +254,16 @@ TEST_F(dev, renamed_device_still_matched)
 	ASSERT_EQ(0, sh("rdma dev set renamed7 name sib0"));
 }
 
+/* libsib claims sib devices only, and rdma_rxe's provider leaves ours alone. */
+TEST_F(dev, coexists_with_rxe)
+{
+	ASSERT_EQ(0, sh("modprobe rdma_rxe && rdma link add rxe0 type rxe netdev sibvb"));
+	EXPECT_EQ(0, sh("ibv_devinfo -d rxe0 | grep -q 'vendor_id:.*0xffffff'"));
+	EXPECT_EQ(0, sh("ibv_devinfo -d sib0 | grep -q 'vendor_id:.*0x5a1b00'"));
+	EXPECT_NE(0, shq("test -e " SIB_SYSFS_IB "/rxe0/" SIB_SYSFS_ATTR));
+	EXPECT_EQ(0, sh("rdma link delete rxe0 && rmmod rdma_rxe"));
+}
+
 TEST_F(dev, port_events_follow_carrier)
 {
 	ASSERT_EQ(0, sh("ip link set sibvb down"));

@@ -53,4 +53,200 @@ struct sib_alloc_pd_resp {
 	__u32 reserved;
 };
 
+/*
+ * ---------------------------------------------------------------------
+ * Shared rings
+ *
+ * Every CQ, send queue (SQ), receive queue (RQ) and shared receive queue
+ * (SRQ) is a ring in kernel memory (vmalloc_user), mapped into the process
+ * with mmap(cmd_fd, offset) at the offset and size that the create (or
+ * resize) response gives in struct sib_ring_info.
+ *
+ * Layout: struct sib_ring_hdr at offset 0, then nslots slots of slot_size
+ * bytes each from offset SIB_RING_HDR_SIZE. nslots and slot_size are
+ * powers of two. Slot i holds the element of index i & (nslots - 1).
+ *
+ * Indices are free-running 32-bit counters: the producer only ever
+ * increments prod, the consumer only ever increments cons, and both wrap
+ * at 2^32. The ring holds prod - cons elements (unsigned arithmetic); it
+ * is empty when prod == cons and full when prod - cons == nslots.
+ *
+ * Ordering: the producer writes the element, then stores prod with
+ * release semantics; the consumer loads prod with acquire semantics,
+ * then reads the element. Likewise for cons in the other direction.
+ *
+ * Roles:
+ *   SQ, RQ, SRQ: the process produces WQEs; the kernel consumes them.
+ *   CQ:          the kernel produces CQEs; the process consumes them.
+ *
+ * The kernel trusts nothing in a mapped ring. It copies each WQE into
+ * kernel memory exactly once and validates the copy. An index the
+ * process wrote that would make prod - cons exceed nslots is a
+ * corrupted ring: the QP (or CQ) goes to the error state.
+ *
+ * When the kernel advances the consumer index of an SQ or RQ: a send WQE
+ * stays in the ring, counting against the SQ's capacity, until its
+ * completion has been generated (or it would have been, for an
+ * unsignalled WQE), so cons moves in completion order. A receive WQE is
+ * consumed when the message that uses it completes.
+ */
+#define SIB_RING_HDR_SIZE	256
+
+struct sib_ring_hdr {
+	__u32 prod;		/* written only by the producer */
+	__u32 pad0[15];
+	__u32 cons;		/* written only by the consumer */
+	__u32 pad1[15];
+	__u32 flags;		/* enum sib_ring_flags; written by the kernel */
+	__u32 pad2[31];
+};
+
+enum sib_ring_flags {
+	/* SQ/RQ: the QP is in the error state; WQEs posted now get flushed. */
+	SIB_RING_F_QP_ERR = 1 << 0,
+	/* CQ: an overrun happened; the CQ is in error. */
+	SIB_RING_F_CQ_ERR = 1 << 1,
+};
+
+struct sib_ring_info {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 nslots;
+	__u32 slot_size;
+};
+
+/* A scatter/gather element; same layout as struct ibv_sge. */
+struct sib_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * Send WQE. opcode takes enum ib_uverbs_wr_opcode values (the same as
+ * enum ibv_wr_opcode); send_flags takes enum ib_uverbs_send_flags values.
+ * With IB_UVERBS_SEND_INLINE, inline_len bytes of data follow the header
+ * in place of the SGE array; otherwise num_sge SGEs do.
+ */
+struct sib_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 reserved;
+	__u16 num_sge;
+	__u32 send_flags;
+	__u32 inline_len;
+	union {
+		__be32 imm_data;	/* *_WITH_IMM */
+		__u32 invalidate_rkey;	/* SEND_WITH_INV, LOCAL_INV */
+	} ex;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah_handle;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		struct {
+			__aligned_u64 addr;	/* start of the window */
+			__aligned_u64 length;
+			__u32 mw_rkey;		/* the window's current rkey */
+			__u32 new_rkey;		/* rkey after the bind */
+			__u32 mr_lkey;		/* MR the window binds to */
+			__u32 access;		/* IB_ACCESS_REMOTE_* | ZERO_BASED */
+		} bind_mw;
+		__u8 raw[40];
+	} wr;
+	/* struct sib_sge sge[num_sge], or inline data, follows. */
+};
+
+#define SIB_SEND_WQE_HDR	64
+
+/* Receive WQE, for RQs and SRQs. */
+struct sib_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	/* struct sib_sge sge[num_sge] follows. */
+};
+
+#define SIB_RECV_WQE_HDR	16
+
+/* Work completion opcodes: the values of enum ibv_wc_opcode. */
+enum sib_wc_opcode {
+	SIB_WC_SEND = 0,
+	SIB_WC_RDMA_WRITE = 1,
+	SIB_WC_RDMA_READ = 2,
+	SIB_WC_COMP_SWAP = 3,
+	SIB_WC_FETCH_ADD = 4,
+	SIB_WC_BIND_MW = 5,
+	SIB_WC_LOCAL_INV = 6,
+	SIB_WC_RECV = 128,
+	SIB_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+/* Work completion flags: the values of enum ibv_wc_flags. */
+enum sib_wc_flags {
+	SIB_WC_F_GRH = 1 << 0,
+	SIB_WC_F_WITH_IMM = 1 << 1,
+	SIB_WC_F_WITH_INV = 1 << 3,
+};
+
+/*
+ * Completion queue entry. The first 48 bytes have the layout of
+ * struct ibv_wc; status takes enum ibv_wc_status values.
+ */
+struct sib_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;		/* enum sib_wc_opcode */
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;		/* imm_data (big endian) or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;		/* enum sib_wc_flags */
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 network_hdr_type;	/* UD over RoCEv2: 2 = IPv4, 3 = IPv6 */
+	__u8 reserved0;
+	__u32 reserved1;
+	__aligned_u64 reserved2[1];
+};
+
+#define SIB_CQE_SIZE		64
+
+/* create_cq and resize_cq responses. */
+struct sib_create_cq_resp {
+	struct sib_ring_info ring;
+};
+
+/* create_qp response; rq is all zero for a QP attached to an SRQ. */
+struct sib_create_qp_resp {
+	struct sib_ring_info sq;
+	struct sib_ring_info rq;
+	__u32 max_inline;	/* inline bytes that fit in an SQ slot */
+	__u32 reserved;
+};
+
+/* create_srq response. */
+struct sib_create_srq_resp {
+	struct sib_ring_info ring;
+	__u32 srq_num;
+	__u32 reserved;
+};
+
 #endif /* RDMA_USER_SIB_H */

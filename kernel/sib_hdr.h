@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sib: InfiniBand transport headers as they appear on the wire
+ * (IBA vol. 1, chapter 9), and the per-opcode facts the engines need.
+ *
+ * A sib packet is the IBA transport part of a RoCEv2 packet: BTH, then the
+ * extended transport headers its opcode calls for, then the payload padded
+ * to a multiple of four bytes. On the wire it sits in a UDP datagram to
+ * port 4791 and ends with the ICRC; on the local path it travels as is.
+ */
+#ifndef SIB_HDR_H
+#define SIB_HDR_H
+
+#include <linux/types.h>
+#include <rdma/ib_pack.h>
+
+/* Base transport header, 12 bytes. */
+struct sib_bth {
+	u8 opcode;
+	u8 flags;		/* SE:1 M:1 PadCnt:2 TVer:4 */
+	__be16 pkey;
+	__be32 qpn;		/* F/B/resv:8 DestQP:24 */
+	__be32 apsn;		/* AckReq:1 resv:7 PSN:24 */
+} __packed;
+
+#define SIB_BTH_SE		0x80
+#define SIB_BTH_MIG		0x40
+#define SIB_BTH_PAD_SHIFT	4
+#define SIB_BTH_PAD_MASK	0x30
+#define SIB_BTH_ACK_REQ		0x80000000u
+#define SIB_QPN_MASK		0x00ffffffu
+#define SIB_PSN_MASK		0x00ffffffu
+
+/* RDMA extended transport header, 16 bytes. */
+struct sib_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+/* ACK extended transport header, 4 bytes. */
+struct sib_aeth {
+	__be32 smsn;		/* Syndrome:8 MSN:24 */
+} __packed;
+
+/* AETH syndrome: bits 7..5 type, bits 4..0 credit count / timer / code. */
+#define SIB_AETH_TYPE_MASK	0xe0
+#define SIB_AETH_ACK		0x00
+#define SIB_AETH_RNR_NAK	0x20
+#define SIB_AETH_NAK		0x60
+#define SIB_AETH_CREDIT_INVALID	0x1f
+#define SIB_NAK_PSN_SEQ_ERR	0x00
+#define SIB_NAK_INVALID_REQ	0x01
+#define SIB_NAK_REM_ACCESS_ERR	0x02
+#define SIB_NAK_REM_OP_ERR	0x03
+#define SIB_NAK_INVALID_RD_REQ	0x04
+
+/* Atomic extended transport header, 28 bytes. */
+struct sib_atmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
+/* Atomic acknowledge extended transport header, 8 bytes. */
+struct sib_atmack {
+	__be64 orig;
+} __packed;
+
+/* Datagram extended transport header, 8 bytes. */
+struct sib_deth {
+	__be32 qkey;
+	__be32 sqp;		/* resv:8 SrcQP:24 */
+} __packed;
+
+/* Which extended headers an opcode carries, and what it means. */
+enum sib_op_flags {
+	SIB_OP_RETH	= BIT(0),
+	SIB_OP_AETH	= BIT(1),
+	SIB_OP_ATMETH	= BIT(2),
+	SIB_OP_ATMACK	= BIT(3),
+	SIB_OP_IMMDT	= BIT(4),
+	SIB_OP_IETH	= BIT(5),
+	SIB_OP_DETH	= BIT(6),
+	SIB_OP_PAYLOAD	= BIT(7),
+	SIB_OP_REQ	= BIT(8),	/* a request (to the responder) */
+	SIB_OP_RESP	= BIT(9),	/* a response (to the requester) */
+	SIB_OP_FIRST	= BIT(10),
+	SIB_OP_MIDDLE	= BIT(11),
+	SIB_OP_LAST	= BIT(12),	/* ends a message (ONLY = FIRST|LAST) */
+	SIB_OP_SEND	= BIT(13),
+	SIB_OP_WRITE	= BIT(14),
+	SIB_OP_READ	= BIT(15),
+	SIB_OP_ATOMIC	= BIT(16),
+	SIB_OP_ACK	= BIT(17),
+	SIB_OP_RC	= BIT(18),
+	SIB_OP_UC	= BIT(19),
+	SIB_OP_UD	= BIT(20),
+	SIB_OP_VALID	= BIT(21),
+};
+
+struct sib_opinfo {
+	u32 flags;		/* enum sib_op_flags */
+	u8 hdr_len;		/* BTH and every extended header */
+};
+
+extern const struct sib_opinfo sib_opinfo[256];
+
+static inline u32 sib_op_flags(u8 opcode)
+{
+	return sib_opinfo[opcode].flags;
+}
+
+/* Offsets of the extended headers of @opcode within the packet. */
+unsigned int sib_eth_offset(u8 opcode, u32 which);
+
+static inline u32 sib_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SIB_PSN_MASK;
+}
+
+/*
+ * PSN comparison on the 24-bit circle: negative if @a is before @b,
+ * zero if equal, positive if after (IBA 9.7.1: half the space each way).
+ */
+static inline int sib_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+#endif /* SIB_HDR_H */

@@ -18,6 +18,7 @@
 
 #include "../uapi/rdma_user_sib.h"
 #include "sib_mr.h"
+#include "sib_queue.h"
 
 #define SIB_DRV_VERSION		"0.1"
 #define SIB_FW_VER_MAJOR	0
@@ -37,7 +38,7 @@
 #define SIB_MAX_PD		0x10000
 #define SIB_GID_TBL_LEN		128
 #define SIB_PKEY_TBL_LEN	1
-#define SIB_MAX_MSG_SZ		0x80000000u	/* 2 GiB, the IBTA maximum */
+#define SIB_MAX_MSG_SZ		0x1000000u	/* 16 MiB (IBTA allows up to 2 GiB) */
 
 /*
  * RoCEv2 headroom subtracted from the netdev MTU to get the IB path MTU:
@@ -63,6 +64,11 @@
  * @port_active: last port state dispatched (true: ACTIVE); written only
  *		from the netdev notifier, under RTNL
  * @mem:	memory keys (MRs and MWs); see sib_mr.h for its locking
+ * @qp_xa:	QPs by number; the xarray's lock guards insertion and removal,
+ *		lookups run under RCU and take a QP reference
+ * @num_cq, @num_qp, @num_srq: live objects, bounded by the SIB_MAX_* limits
+ * @srq_seq:	source of SRQ numbers
+ * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -75,7 +81,16 @@ struct sib_dev {
 	atomic_t num_pd;
 	bool port_active;
 	struct sib_mem_table mem;
+	struct xarray qp_xa;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t srq_seq;
+	u32 qpn_next;
 };
+
+/* The workqueue that runs every QP's engines (sib_main.c). */
+extern struct workqueue_struct *sib_wq;
 
 /**
  * struct sib_ucontext - a user process's context on a sib device
@@ -95,6 +110,37 @@ struct sib_pd {
 	u32 pdn;
 };
 
+/* Queue limits. Ring capacities are powers of two. */
+#define SIB_MAX_CQ		0x10000
+#define SIB_MAX_CQE		0x10000
+#define SIB_MAX_QP		0x10000
+#define SIB_MAX_QP_WR		0x4000
+#define SIB_MAX_SGE		32
+#define SIB_MAX_INLINE		512
+#define SIB_MAX_SRQ		0x1000
+#define SIB_MAX_SRQ_WR		0x4000
+#define SIB_MAX_SRQ_SGE		32
+#define SIB_MAX_RD_ATOMIC	16
+
+/**
+ * struct sib_cq - completion queue
+ * @ib_cq:	the ib_core object; must stay first
+ * @q:		the ring; the kernel produces, the consumer is the process
+ *		(user CQ) or sib_poll_cq() (kernel CQ)
+ * @lock:	guards @q's producer side and consumer side (kernel CQ),
+ *		@notify and @error; taken with interrupts off, since
+ *		completions may be posted from any context
+ * @notify:	armed notification (IB_CQ_NEXT_COMP or IB_CQ_SOLICITED), or 0
+ * @error:	an overrun happened (IBA 11.4.2.1); no more CQEs are posted
+ */
+struct sib_cq {
+	struct ib_cq ib_cq;
+	struct sib_queue q;
+	spinlock_t lock;	/* see above */
+	u8 notify;
+	bool error;
+};
+
 static inline struct sib_dev *to_sdev(struct ib_device *ib_dev)
 {
 	return container_of(ib_dev, struct sib_dev, ib_dev);
@@ -104,6 +150,21 @@ static inline struct sib_pd *to_spd(struct ib_pd *ib_pd)
 {
 	return container_of(ib_pd, struct sib_pd, ib_pd);
 }
+
+static inline struct sib_cq *to_scq(struct ib_cq *ib_cq)
+{
+	return container_of(ib_cq, struct sib_cq, ib_cq);
+}
+
+/* sib_cq.c */
+int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
+		  struct ib_udata *udata);
+int sib_destroy_cq(struct ib_cq *ib_cq, struct ib_udata *udata);
+int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata);
+int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc);
+int sib_req_notify_cq(struct ib_cq *ib_cq, enum ib_cq_notify_flags flags);
+int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited);
+int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata);
 
 /* sib_verbs.c */
 extern const struct ib_device_ops sib_dev_ops;

@@ -105,7 +105,8 @@ struct sib_opinfo {
 	u8 hdr_len;		/* BTH and every extended header */
 };
 
-extern const struct sib_opinfo sib_opinfo[256];
+extern struct sib_opinfo sib_opinfo[256];
+void sib_opcode_init(void);
 
 static inline u32 sib_op_flags(u8 opcode)
 {

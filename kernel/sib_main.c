@@ -15,6 +15,9 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sib.h"
+#include "sib_qp.h"
+
+struct workqueue_struct *sib_wq;
 
 /*
  * sib_dev_list holds every sib_dev from link add until dealloc_driver.
@@ -73,6 +76,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	ida_init(&sdev->pd_ida);
 	atomic_set(&sdev->num_pd, 0);
 	sib_mem_table_init(&sdev->mem);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	INIT_LIST_HEAD(&sdev->list);
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;
@@ -81,6 +85,11 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	sib_init_guid(sdev);
 	strscpy(sdev->ib_dev.node_desc, "sib", sizeof(sdev->ib_dev.node_desc));
 	ib_set_device_ops(&sdev->ib_dev, &sib_dev_ops);
+	/* The doorbells: write() commands that drivers must opt into. */
+	sdev->ib_dev.uverbs_cmd_mask |=
+		BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+		BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+		BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	return sdev;
 }
 
@@ -105,7 +114,10 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&sib_dev_mutex);
 
-	WARN_ON(atomic_read(&sdev->num_pd));
+	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
+		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	xa_destroy(&sdev->qp_xa);
 	ida_destroy(&sdev->pd_ida);
 	sib_mem_table_destroy(&sdev->mem);
 	pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),
@@ -311,9 +323,15 @@ static int __init sib_init(void)
 {
 	int ret;
 
+	sib_opcode_init();
+	sib_wq = alloc_workqueue("sib", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!sib_wq)
+		return -ENOMEM;
 	ret = register_netdevice_notifier(&sib_netdev_notifier);
-	if (ret)
+	if (ret) {
+		destroy_workqueue(sib_wq);
 		return ret;
+	}
 	rdma_link_register(&sib_link_ops);
 	pr_info("loaded, version " SIB_DRV_VERSION "\n");
 	return 0;
@@ -324,6 +342,7 @@ static void __exit sib_exit(void)
 	rdma_link_unregister(&sib_link_ops);
 	unregister_netdevice_notifier(&sib_netdev_notifier);
 	sib_unregister_all();
+	destroy_workqueue(sib_wq);
 	pr_info("unloaded\n");
 }
 

@@ -1,17 +1,452 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib: memory regions and memory windows (placeholder: being written).
+ * sib: memory regions (MRs) and memory windows (MWs), and the key lookup
+ * API the packet engines use. Documentation/memory.md explains the rules
+ * for users; this header states the contract for the rest of the driver.
+ *
+ * Keys. Every MR and MW owns one index in the device's key table, and its
+ * key is (index << 8) | key byte. An MR uses the same value as lkey and
+ * rkey. The key byte starts random and changes on every rereg, fast
+ * registration and window bind, so a stale key (right index, old byte)
+ * no longer matches.
+ *
+ * Lifetimes. Lookups run under rcu_read_lock() and never sleep: an MR is
+ * found with xa_load() and pinned with refcount_inc_not_zero(). Dereg and
+ * rereg drop the MR's base reference and wait (a completion) until every
+ * user has called sib_mr_put(); only then are pages unpinned or replaced.
+ * MR and window memory is freed after an RCU grace period.
  */
 #ifndef SIB_MR_H
 #define SIB_MR_H
 
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/seqlock.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "../uapi/rdma_user_sib.h"
+
+struct sib_dev;
+
+#define SIB_MAX_MR		0x40000
+#define SIB_MAX_MW		0x40000
+/* Largest MR: 256 GiB, a 512 MiB page array with 4 KiB pages. */
+#define SIB_MAX_MR_SIZE		BIT_ULL(38)
+/* Largest page list of a fast-registration MR. */
+#define SIB_MAX_FAST_REG_PAGES	512
+
+#define SIB_KEY_INDEX(key)	((key) >> 8)
+#define SIB_KEY_BYTE(key)	((key) & 0xff)
+
+/**
+ * struct sib_mem_table - the key table of one device
+ * @xa:		index -> struct sib_mkey (an MR or a window). XA_FLAGS_ALLOC1,
+ *		written with its internal lock from process context only
+ *		(reg, dereg, alloc, dealloc); read under RCU from anywhere.
+ * @next:	cyclic allocation cursor, guarded by @xa's lock
+ * @num_mr:	live MRs, bounded by SIB_MAX_MR
+ * @num_mw:	live windows, bounded by SIB_MAX_MW
+ */
 struct sib_mem_table {
-	int unused;
+	struct xarray xa;
+	u32 next;
+	atomic_t num_mr;
+	atomic_t num_mw;
 };
 
-static inline void sib_mem_table_init(struct sib_mem_table *t) { }
-static inline void sib_mem_table_destroy(struct sib_mem_table *t) { }
+void sib_mem_table_init(struct sib_mem_table *t);
+void sib_mem_table_destroy(struct sib_mem_table *t);
 
-#define SIB_MR_DEV_OPS
+enum sib_mkey_kind {
+	SIB_MKEY_MR = 1,
+	SIB_MKEY_MW,
+};
+
+/**
+ * struct sib_mkey - what a key table slot points to; first in MRs and MWs
+ * @kind:	enum sib_mkey_kind; constant
+ * @index:	the table index, constant
+ */
+struct sib_mkey {
+	u8 kind;
+	u32 index;
+};
+
+enum sib_mr_kind {
+	SIB_MR_USER,	/* reg_user_mr: pinned user pages */
+	SIB_MR_DMA,	/* get_dma_mr: addresses are kernel virtual */
+	SIB_MR_FAST,	/* alloc_mr + REG_MR WQE: kernel virtual page list */
+};
+
+enum sib_mem_state {
+	SIB_MEM_FREE,	/* no valid translation (fast MR, type-2 window) */
+	SIB_MEM_VALID,
+	SIB_MEM_BUSY,	/* being reregistered, or deregistered */
+};
+
+/**
+ * struct sib_mr - a memory region
+ * @ib_mr:	the ib_core object (allocated by sib, freed with kfree_rcu)
+ * @mk:		key table header
+ * @mr_kind:	enum sib_mr_kind; constant
+ * @ref:	base reference (1 while registered) plus one per user; a
+ *		lookup takes it with refcount_inc_not_zero()
+ * @drained:	completed when @ref drops to zero
+ * @lock:	guards @state transitions and serialises writers of @seq;
+ *		taken with irqsave
+ * @seq:	readers snapshot @state, @key, @access, @iova, @length,
+ *		@pd and the translation through it
+ * @state:	enum sib_mem_state
+ * @key:	current lkey == rkey
+ * @access:	IB_ACCESS_* flags
+ * @iova:	first address of the region
+ * @length:	bytes in the region
+ * @pd:		the PD used for checks (ib_core updates ib_mr.pd only after
+ *		an in-place rereg returns)
+ * @num_mw:	windows bound to this MR; incremented under @lock with
+ *		@state VALID, decremented by unbind without it
+ * @umem:	SIB_MR_USER: the pinned pages; replaced only while drained
+ * @pages:	SIB_MR_USER: one struct page per PAGE_SIZE of @umem
+ * @npages:	entries in @pages, or in @fr_live
+ * @pg_off:	SIB_MR_USER: offset of @iova within @pages[0]
+ * @fr_map:	SIB_MR_FAST: page list written by map_mr_sg (staging)
+ * @fr_live:	SIB_MR_FAST: page list copied from @fr_map by a REG_MR,
+ *		read by the data path
+ * @fr_max:	SIB_MR_FAST: capacity of both page lists
+ * @fr_nmap:	SIB_MR_FAST: entries in @fr_map
+ * @fr_shift:	SIB_MR_FAST: log2 of the page size of @fr_live
+ * @rcu:	for kfree_rcu
+ */
+struct sib_mr {
+	struct ib_mr ib_mr;
+	struct sib_mkey mk;
+	u8 mr_kind;
+	refcount_t ref;
+	struct completion drained;
+	spinlock_t lock;	/* see above */
+	seqcount_spinlock_t seq;
+	u8 state;
+	u32 key;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_pd *pd;
+	atomic_t num_mw;
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 npages;
+	u32 pg_off;
+	u64 *fr_map;
+	u64 *fr_live;
+	u32 fr_max;
+	u32 fr_nmap;
+	u32 fr_shift;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct sib_mw_ent - the part of a window that the key table points to;
+ * allocated by sib and freed with kfree_rcu, because ib_core frees
+ * struct sib_mw itself with no grace period.
+ * @mk:		key table header
+ * @type:	IB_MW_TYPE_1 or IB_MW_TYPE_2; constant
+ * @pd:		the window's PD; constant
+ * @lock:	guards every field below; taken with irqsave. Nests
+ *		outside sib_mr.lock.
+ * @state:	enum sib_mem_state (BUSY: being deallocated)
+ * @key:	current rkey
+ * @mr:		the MR bound to, counted in its num_mw; NULL when unbound
+ * @addr:	first MR address covered by the window
+ * @length:	bytes in the window
+ * @access:	IB_ACCESS_REMOTE_* and IB_ZERO_BASED
+ * @qpn:	type 2: the QP the window is bound to
+ * @rcu:	for kfree_rcu
+ */
+struct sib_mw_ent {
+	struct sib_mkey mk;
+	u8 type;
+	struct ib_pd *pd;
+	spinlock_t lock;	/* see above */
+	u8 state;
+	u32 key;
+	struct sib_mr *mr;
+	u64 addr;
+	u64 length;
+	u32 access;
+	u32 qpn;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct sib_mw - a memory window
+ * @ib_mw:	the ib_core object; must stay first (allocated by ib_core)
+ * @ent:	the key table entry
+ */
+struct sib_mw {
+	struct ib_mw ib_mw;
+	struct sib_mw_ent *ent;
+};
+
+static inline struct sib_mr *to_smr(struct ib_mr *ib_mr)
+{
+	return container_of(ib_mr, struct sib_mr, ib_mr);
+}
+
+static inline struct sib_mw *to_smw(struct ib_mw *ib_mw)
+{
+	return container_of(ib_mw, struct sib_mw, ib_mw);
+}
+
+/* The right an access needs. */
+enum sib_acc {
+	SIB_ACC_LOCAL_READ,
+	SIB_ACC_LOCAL_WRITE,
+	SIB_ACC_REMOTE_READ,
+	SIB_ACC_REMOTE_WRITE,
+	SIB_ACC_REMOTE_ATOMIC,
+};
+
+/* Copy direction. SIB_TO_MEM: kernel buffer -> memory region. */
+enum sib_dir {
+	SIB_TO_MEM,
+	SIB_FROM_MEM,
+};
+
+/**
+ * sib_mr_get() - resolve a key for one access
+ * @sdev:	the device
+ * @pd:		the PD of the QP making the access
+ * @qpn:	that QP's number (a type-2 window only answers its own QP)
+ * @key:	lkey (for SIB_ACC_LOCAL_*) or rkey (SIB_ACC_REMOTE_*); an
+ *		rkey may name an MR or a window, an lkey only an MR
+ * @iova:	first address accessed, in the key's address space (for a
+ *		zero-based window: the offset into the window)
+ * @len:	bytes accessed
+ * @acc:	the right needed
+ * @mr_iova:	set to the address of the access within the returned MR
+ *
+ * Context: any, no sleeping; call it outside rcu_read_lock() or inside.
+ *
+ * A zero-length access needs no valid key (IBTA: a zero-length RDMA
+ * operation does not validate its R_Key, a zero-length SGE its L_Key):
+ * with @len == 0 the result is NULL with *@mr_iova = @iova, and nothing
+ * is checked.
+ *
+ * Return: a referenced MR (release it with sib_mr_put()), NULL for
+ * @len == 0, or ERR_PTR(-EINVAL) for an unknown or stale key, a wrong PD,
+ * a window used by another QP or through an lkey, ERR_PTR(-EACCES) for a
+ * missing right, ERR_PTR(-ERANGE) for an access outside the region or
+ * window.
+ */
+struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+			  u32 key, u64 iova, u64 len, enum sib_acc acc,
+			  u64 *mr_iova);
+
+/**
+ * sib_mr_put() - drop a reference taken by sib_mr_get(); NULL is a no-op
+ * @mr:	the MR
+ *
+ * Context: any. Do not keep a reference across an unbounded wait: dereg
+ * and rereg of the MR wait until it is dropped.
+ */
+void sib_mr_put(struct sib_mr *mr);
+
+/**
+ * sib_mr_copy() - copy between a referenced MR and a kernel buffer
+ * @mr:		from sib_mr_get() (NULL only with @len == 0)
+ * @iova:	the *mr_iova sib_mr_get() returned (or further into that
+ *		checked range)
+ * @buf:	kernel buffer
+ * @len:	bytes, within the range sib_mr_get() checked
+ * @dir:	SIB_TO_MEM writes the MR, SIB_FROM_MEM reads it
+ *
+ * Context: any, no sleeping.
+ */
+void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+		 enum sib_dir dir);
+
+/**
+ * sib_mr_atomic_cmp_swp() - 8-byte compare and swap on an MR
+ * @mr:		from sib_mr_get(..., 8, SIB_ACC_REMOTE_ATOMIC, &iova)
+ * @iova:	8-byte aligned (the caller checks and NAKs otherwise)
+ * @compare:	value expected
+ * @swap:	value stored if the memory equals @compare
+ *
+ * Atomic against every other CPU and every other sib atomic.
+ * Context: any, no sleeping.
+ * Return: the original value.
+ */
+u64 sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap);
+
+/**
+ * sib_mr_atomic_fetch_add() - 8-byte fetch and add on an MR
+ * @mr:		as for sib_mr_atomic_cmp_swp()
+ * @iova:	8-byte aligned
+ * @add:	the addend
+ *
+ * Context: any, no sleeping.
+ * Return: the original value.
+ */
+u64 sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add);
+
+/**
+ * struct sib_sgl_pos - a position in an SGE list
+ * @sge:	index of the current SGE
+ * @off:	bytes of it already consumed
+ *
+ * Start with {0, 0}; sib_sgl_copy() advances it.
+ */
+struct sib_sgl_pos {
+	u32 sge;
+	u32 off;
+};
+
+/**
+ * sib_sgl_copy() - copy between a local SGE list and a kernel buffer
+ * @sdev:	the device
+ * @pd:		the QP's PD
+ * @qpn:	the QP's number
+ * @sge:	the SGE list, in kernel memory
+ * @num_sge:	entries in @sge
+ * @pos:	where to continue; advanced by the bytes copied
+ * @buf:	kernel buffer
+ * @len:	bytes to copy
+ * @dir:	SIB_TO_MEM scatters @buf into the SGEs (needs local write),
+ *		SIB_FROM_MEM gathers them into @buf (local read)
+ *
+ * Each SGE's lkey, PD, right and bounds are checked for the part used.
+ * Zero-length SGEs are skipped without looking at their lkey.
+ *
+ * Context: any, no sleeping.
+ * Return: 0; -EINVAL, -EACCES or -ERANGE for a key problem (a local
+ * protection error); -EMSGSIZE if the list ends before @len bytes (a local
+ * length error). On error @pos is where the failure happened.
+ */
+int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		 const struct sib_sge *sge, u32 num_sge,
+		 struct sib_sgl_pos *pos, void *buf, u32 len, enum sib_dir dir);
+
+/**
+ * sib_sgl_len() - total length of an SGE list
+ * @sge:	the list
+ * @num_sge:	its entries
+ *
+ * Return: the sum of the lengths, or -EOVERFLOW if it exceeds U32_MAX
+ * (compare the result with the port's max_msg_sz yourself).
+ */
+s64 sib_sgl_len(const struct sib_sge *sge, u32 num_sge);
+
+/**
+ * sib_mw_bind() - execute a BIND_MW send WQE
+ * @sdev:	the device
+ * @qp_pd:	the posting QP's PD
+ * @qpn:	the posting QP's number (recorded by a type-2 bind)
+ * @wqe:	the WQE, already copied to kernel memory
+ *
+ * Context: any, no sleeping.
+ * Return: 0, or -EINVAL/-EACCES/-ERANGE; complete the WQE with
+ * IB_WC_MW_BIND_ERR on error.
+ */
+int sib_mw_bind(struct sib_dev *sdev, struct ib_pd *qp_pd, u32 qpn,
+		const struct sib_send_wqe *wqe);
+
+/**
+ * sib_mem_invalidate() - LOCAL_INV or SEND_WITH_INV of an rkey
+ * @sdev:	the device
+ * @pd:		the PD of the QP that executes it
+ * @qpn:	that QP's number
+ * @rkey:	the key to invalidate: a type-2 window bound to this QP, or a
+ *		fast-registration MR
+ * @remote:	true for SEND_WITH_INV (responder), false for LOCAL_INV
+ *
+ * Context: any, no sleeping.
+ * Return: 0, or -EINVAL (unknown/stale key, wrong PD or QP, a type-1
+ * window, a user or DMA MR, not valid), -EBUSY (an MR with bound windows).
+ */
+int sib_mem_invalidate(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		       u32 rkey, bool remote);
+
+/**
+ * sib_mr_fast_reg() - execute a REG_MR send WQE (kernel consumers)
+ * @sdev:	the device
+ * @pd:		the posting QP's PD
+ * @mr:		the ib_mr from the WQE, from alloc_mr(IB_MR_TYPE_MEM_REG)
+ *		and mapped by ib_map_mr_sg()
+ * @key:	the new key: same index, new key byte
+ * @access:	IB_ACCESS_* for the registration
+ *
+ * Context: any, no sleeping.
+ * Return: 0, or -EINVAL for a wrong MR, PD, key index or access, or an
+ * MR not in the free state; complete the WQE in error then (rxe uses
+ * IB_WC_LOC_QP_OP_ERR for REG_MR and LOCAL_INV failures).
+ */
+int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd, struct ib_mr *mr,
+		    u32 key, int access);
+
+/* ib_device_ops (sib_mr.c, sib_mw.c) */
+struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			      u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sib_rereg_user_mr(struct ib_mr *ib_mr, int flags, u64 start,
+				u64 length, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata);
+int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata);
+struct ib_mr *sib_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
+int sib_alloc_mw(struct ib_mw *ib_mw, struct ib_udata *udata);
+int sib_dealloc_mw(struct ib_mw *ib_mw);
+
+/* Internal to sib_mr.c and sib_mw.c. */
+int sib_mkey_reserve(struct sib_mem_table *t, struct sib_mkey *mk);
+void sib_mkey_publish(struct sib_mem_table *t, struct sib_mkey *mk);
+u32 sib_new_key(u32 index);
+struct sib_mkey *sib_mkey_find(struct sib_mem_table *t, u32 key);
+struct sib_mr *sib_mr_find_get(struct sib_mem_table *t, u32 key);
+bool sib_mr_get_live(struct sib_mr *mr);
+int sib_mw_resolve(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn, u32 key,
+		   u64 iova, u64 len, int need, u64 *mr_iova,
+		   struct sib_mr **mrp);
+int sib_mw_invalidate(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn,
+		      u32 key);
+
+/**
+ * struct sib_mr_snap - a consistent copy of an MR's checked fields
+ * @state:	enum sib_mem_state
+ * @key:	current key
+ * @access:	IB_ACCESS_* flags
+ * @iova:	first address
+ * @length:	bytes
+ * @pd:		the MR's PD
+ */
+struct sib_mr_snap {
+	u8 state;
+	u32 key;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_pd *pd;
+};
+
+void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s);
+bool sib_range_ok(u64 start, u64 length, u64 iova, u64 len);
+
+#define SIB_MR_DEV_OPS							\
+	.alloc_mr = sib_alloc_mr,					\
+	.alloc_mw = sib_alloc_mw,					\
+	.dealloc_mw = sib_dealloc_mw,					\
+	.dereg_mr = sib_dereg_mr,					\
+	.get_dma_mr = sib_get_dma_mr,					\
+	.map_mr_sg = sib_map_mr_sg,					\
+	.reg_user_mr = sib_reg_user_mr,					\
+	.rereg_user_mr = sib_rereg_user_mr,				\
+	INIT_RDMA_OBJ_SIZE(ib_mw, sib_mw, ib_mw),
 
 #endif /* SIB_MR_H */

@@ -58,7 +58,7 @@ unsigned int sib_eth_offset(u8 opcode, u32 which)
 #define RS	(SIB_OP_RESP | SIB_OP_VALID)
 #define PL	SIB_OP_PAYLOAD
 #define SEND	(SIB_OP_SEND | RQ | PL)
-#define WRITE	(SIB_OP_WRITE | RQ | PL)
+#define WR_OP	(SIB_OP_WRITE | RQ | PL)
 
 /* The flags of each opcode, without the transport bit (RC/UC/UD). */
 #define OPS(x)								\
@@ -69,14 +69,14 @@ unsigned int sib_eth_offset(u8 opcode, u32 which)
 		SEND | SIB_OP_LAST | SIB_OP_IMMDT,			\
 	[IB_OPCODE_SEND_ONLY] = SEND | ONLY,				\
 	[IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE] = SEND | ONLY | SIB_OP_IMMDT, \
-	[IB_OPCODE_RDMA_WRITE_FIRST] = WRITE | SIB_OP_FIRST | SIB_OP_RETH, \
-	[IB_OPCODE_RDMA_WRITE_MIDDLE] = WRITE | SIB_OP_MIDDLE,		\
-	[IB_OPCODE_RDMA_WRITE_LAST] = WRITE | SIB_OP_LAST,		\
+	[IB_OPCODE_RDMA_WRITE_FIRST] = WR_OP | SIB_OP_FIRST | SIB_OP_RETH, \
+	[IB_OPCODE_RDMA_WRITE_MIDDLE] = WR_OP | SIB_OP_MIDDLE,		\
+	[IB_OPCODE_RDMA_WRITE_LAST] = WR_OP | SIB_OP_LAST,		\
 	[IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE] =			\
-		WRITE | SIB_OP_LAST | SIB_OP_IMMDT,			\
-	[IB_OPCODE_RDMA_WRITE_ONLY] = WRITE | ONLY | SIB_OP_RETH,	\
+		WR_OP | SIB_OP_LAST | SIB_OP_IMMDT,			\
+	[IB_OPCODE_RDMA_WRITE_ONLY] = WR_OP | ONLY | SIB_OP_RETH,	\
 	[IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE] =			\
-		WRITE | ONLY | SIB_OP_RETH | SIB_OP_IMMDT
+		WR_OP | ONLY | SIB_OP_RETH | SIB_OP_IMMDT
 
 static const u32 sib_rc_ops[32] = {
 	OPS(RC),
@@ -109,11 +109,11 @@ static const u32 sib_ud_ops[32] = {
 		SEND | ONLY | SIB_OP_DETH | SIB_OP_IMMDT,
 };
 
-const struct sib_opinfo sib_opinfo[256];
+struct sib_opinfo sib_opinfo[256] __ro_after_init;
 
 static void __init sib_fill(u8 base, const u32 *ops, u32 transport)
 {
-	struct sib_opinfo *t = (struct sib_opinfo *)sib_opinfo;
+	struct sib_opinfo *t = sib_opinfo;
 	unsigned int i;
 
 	for (i = 0; i < 32; i++) {

@@ -9,6 +9,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib.h"
+#include "sib_qp.h"
 
 bool sib_port_is_active(struct sib_dev *sdev)
 {
@@ -25,19 +26,37 @@ static int sib_query_device(struct ib_device *ib_dev,
 	attr->fw_ver = ((u64)SIB_FW_VER_MAJOR << 32) |
 		       ((u64)SIB_FW_VER_MINOR << 16) | SIB_FW_VER_SUB;
 	attr->sys_image_guid = ib_dev->node_guid;
-	attr->max_mr_size = 0;
+	attr->max_mr_size = SIB_MAX_MR_SIZE;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = SIB_VENDOR_ID;
 	attr->vendor_part_id = SIB_VENDOR_PART_ID;
 	attr->hw_ver = SIB_HW_VER;
 	attr->max_pd = SIB_MAX_PD;
 	attr->max_pkeys = SIB_PKEY_TBL_LEN;
-	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_qp = SIB_MAX_QP;
+	attr->max_qp_wr = SIB_MAX_QP_WR;
+	attr->max_send_sge = SIB_MAX_SGE;
+	attr->max_recv_sge = SIB_MAX_SGE;
+	attr->max_sge_rd = SIB_MAX_SGE;
+	attr->max_cq = SIB_MAX_CQ;
+	attr->max_cqe = SIB_MAX_CQE;
+	attr->max_mr = SIB_MAX_MR;
+	attr->max_mw = SIB_MAX_MW;
+	attr->max_srq = SIB_MAX_SRQ;
+	attr->max_srq_wr = SIB_MAX_SRQ_WR;
+	attr->max_srq_sge = SIB_MAX_SRQ_SGE;
+	attr->max_qp_rd_atom = SIB_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SIB_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SIB_MAX_RD_ATOMIC * SIB_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->local_ca_ack_delay = 15;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
-	/*
-	 * Queues, memory regions and the transport are not implemented yet:
-	 * their limits stay zero so that no consumer is told otherwise.
-	 */
 	return 0;
 }
 
@@ -275,6 +294,24 @@ const struct ib_device_ops sib_dev_ops = {
 	.device_group = &sib_dev_attr_group,
 
 	.alloc_pd = sib_alloc_pd,
+	.create_cq = sib_create_cq,
+	.create_qp = sib_create_qp,
+	.create_srq = sib_create_srq,
+	.destroy_cq = sib_destroy_cq,
+	.destroy_qp = sib_destroy_qp,
+	.destroy_srq = sib_destroy_srq,
+	.mmap = sib_mmap,
+	.mmap_free = sib_mmap_free,
+	.modify_qp = sib_modify_qp,
+	.modify_srq = sib_modify_srq,
+	.poll_cq = sib_poll_cq,
+	.post_recv = sib_post_recv,
+	.post_send = sib_post_send,
+	.post_srq_recv = sib_post_srq_recv,
+	.query_qp = sib_query_qp,
+	.query_srq = sib_query_srq,
+	.req_notify_cq = sib_req_notify_cq,
+	.resize_cq = sib_resize_cq,
 	.alloc_ucontext = sib_alloc_ucontext,
 	.dealloc_driver = sib_dealloc_driver,
 	.dealloc_pd = sib_dealloc_pd,
@@ -289,6 +326,9 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_port = sib_query_port,
 	SIB_MR_DEV_OPS
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, sib_cq, ib_cq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sib_pd, ib_pd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sib_qp, ib_qp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sib_srq, ib_srq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sib_ucontext, ib_uc),
 };

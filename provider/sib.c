@@ -3,7 +3,8 @@
  * sib: rdma-core provider for the rdma_sib soft RoCEv2 device.
  *
  * This file holds device matching, the device and context life cycle,
- * device/port queries and protection domains. Every op left NULL in
+ * device/port queries, protection domains, the ring mapping helpers that
+ * the CQ, QP and SRQ code share, and the ops table. Every op left NULL in
  * sib_ctx_ops keeps libibverbs' stub, which fails with EOPNOTSUPP.
  */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sib.h"
 
@@ -92,16 +94,97 @@ static int sib_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /* ---------------------------------------------------------------------
+ * Shared rings
+ */
+static bool sib_is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/*
+ * Map the ring a create/resize response describes. A ring of zero size
+ * means the kernel made none (ring->buf stays NULL). The geometry is
+ * checked before anything is touched: a response that does not describe
+ * a well-formed ring big enough for min_slot_size bytes per slot is a
+ * kernel/provider ABI mismatch (EPROTO).
+ */
+int sib_ring_map(struct ibv_context *ibctx, struct sib_ring *ring,
+		 const struct sib_ring_info *info, uint32_t min_slot_size)
+{
+	struct verbs_context *vctx = &to_sctx(ibctx)->ibv_ctx;
+	uint64_t need;
+	void *buf;
+
+	memset(ring, 0, sizeof(*ring));
+	if (!info->mmap_size && !info->nslots)
+		return 0;
+
+	need = SIB_RING_HDR_SIZE + (uint64_t)info->nslots * info->slot_size;
+	if (!sib_is_pow2(info->nslots) || !sib_is_pow2(info->slot_size) ||
+	    info->slot_size < min_slot_size || info->mmap_size < need ||
+	    info->mmap_size > SIZE_MAX) {
+		verbs_err(vctx,
+			  "bad ring from kernel: nslots %u slot_size %u (need >= %u) mmap_size %llu",
+			  info->nslots, info->slot_size, min_slot_size,
+			  (unsigned long long)info->mmap_size);
+		return EPROTO;
+	}
+
+	buf = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ibctx->cmd_fd, info->mmap_offset);
+	if (buf == MAP_FAILED)
+		return errno;
+
+	ring->buf = buf;
+	ring->map_size = info->mmap_size;
+	ring->nslots = info->nslots;
+	ring->slot_size = info->slot_size;
+	return 0;
+}
+
+void sib_ring_unmap(struct sib_ring *ring)
+{
+	if (ring->buf)
+		munmap(ring->buf, ring->map_size);
+	memset(ring, 0, sizeof(*ring));
+}
+
+/* ---------------------------------------------------------------------
  * Context
  */
 static void sib_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sib_ctx_ops = {
+	.alloc_mw = sib_alloc_mw,
 	.alloc_pd = sib_alloc_pd,
+	.bind_mw = sib_bind_mw,
+	.create_cq = sib_create_cq,
+	.create_cq_ex = sib_create_cq_ex,
+	.create_qp = sib_create_qp,
+	.create_qp_ex = sib_create_qp_ex,
+	.create_srq = sib_create_srq,
+	.create_srq_ex = sib_create_srq_ex,
+	.dealloc_mw = sib_dealloc_mw,
 	.dealloc_pd = sib_dealloc_pd,
+	.dereg_mr = sib_dereg_mr,
+	.destroy_cq = sib_destroy_cq,
+	.destroy_qp = sib_destroy_qp,
+	.destroy_srq = sib_destroy_srq,
 	.free_context = sib_free_context,
+	.modify_qp = sib_modify_qp,
+	.modify_srq = sib_modify_srq,
+	.poll_cq = sib_poll_cq,
+	.post_recv = sib_post_recv,
+	.post_send = sib_post_send,
+	.post_srq_recv = sib_post_srq_recv,
 	.query_device_ex = sib_query_device_ex,
 	.query_port = sib_query_port,
+	.query_qp = sib_query_qp,
+	.query_srq = sib_query_srq,
+	.reg_mr = sib_reg_mr,
+	.req_notify_cq = sib_req_notify_cq,
+	.rereg_mr = sib_rereg_mr,
+	.resize_cq = sib_resize_cq,
 };
 
 /*

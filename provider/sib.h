@@ -10,10 +10,12 @@
 #ifndef SIB_H
 #define SIB_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "sib_driver.h"
 #include <rdma_user_sib.h>
+#include "sib_abi.h"
 
 struct sib_device {
 	struct verbs_device ibv_dev;
@@ -31,12 +33,189 @@ struct sib_pd {
 	uint32_t pdn;
 };
 
-/* Driver udata carried by the core commands. */
+/* ---------------------------------------------------------------------
+ * Shared rings (see "Shared rings" in rdma_user_sib.h)
+ */
+
+/* One ring mapped from the kernel; buf == NULL means "no ring". */
+struct sib_ring {
+	void *buf;			/* struct sib_ring_hdr at offset 0 */
+	size_t map_size;		/* bytes mapped, for munmap */
+	uint32_t nslots;		/* power of two */
+	uint32_t slot_size;		/* power of two */
+};
+
+static inline struct sib_ring_hdr *sib_ring_hdr(const struct sib_ring *ring)
+{
+	return ring->buf;
+}
+
+static inline void *sib_ring_slot(const struct sib_ring *ring, uint32_t idx)
+{
+	return (uint8_t *)ring->buf + SIB_RING_HDR_SIZE +
+	       (size_t)(idx & (ring->nslots - 1)) * ring->slot_size;
+}
+
+/*
+ * Index accessors. Our own index is only ever written by this process
+ * (under the queue's lock), so it is read relaxed; the other side's index
+ * is read with acquire and ours is published with release.
+ */
+static inline uint32_t sib_load_relaxed(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t sib_load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void sib_store_release(uint32_t *p, uint32_t val)
+{
+	__atomic_store_n(p, val, __ATOMIC_RELEASE);
+}
+
+int sib_ring_map(struct ibv_context *ibctx, struct sib_ring *ring,
+		 const struct sib_ring_info *info, uint32_t min_slot_size);
+void sib_ring_unmap(struct sib_ring *ring);
+
+/*
+ * A work queue the process produces into: SQ, RQ or SRQ. Capacity is
+ * max_wr (the kernel's reported cap, never more than nslots).
+ */
+struct sib_wq {
+	struct sib_ring ring;
+	pthread_spinlock_t lock;	/* serialises this process' producers */
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;		/* SQ only */
+};
+
+/* Number of WQEs the queue can still take (reads cons with acquire). */
+static inline uint32_t sib_wq_room(struct sib_wq *wq, uint32_t prod)
+{
+	uint32_t used = prod - sib_load_acquire(&sib_ring_hdr(&wq->ring)->cons);
+
+	return used >= wq->max_wr ? 0 : wq->max_wr - used;
+}
+
+int sib_wq_init(struct ibv_context *ibctx, struct sib_wq *wq,
+		const struct sib_ring_info *info, uint32_t max_wr,
+		uint32_t max_sge, uint32_t max_inline, uint32_t hdr_size);
+void sib_wq_destroy(struct sib_wq *wq);
+int sib_wq_post_recv(struct sib_wq *wq, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr);
+
+/* ---------------------------------------------------------------------
+ * Completion queues
+ */
+struct sib_cq {
+	struct verbs_cq vcq;
+	struct sib_ring ring;		/* buf NULL after a failed remap */
+	pthread_spinlock_t lock;	/* serialises this process' pollers */
+	/* Extended polling: the CQE between start_poll and end_poll. */
+	const struct sib_cqe *cur;
+	uint32_t cur_idx;
+};
+
+static inline struct sib_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct sib_cq, vcq.cq);
+}
+
+static inline struct sib_cq *to_scq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct sib_cq, vcq.cq_ex);
+}
+
+/* ---------------------------------------------------------------------
+ * Queue pairs
+ */
+
+/*
+ * The legacy POST_SEND / POST_RECV command without work requests that
+ * rings a doorbell: the header, then the fixed part of struct
+ * ib_uverbs_post_send (== ib_uverbs_post_recv) spelt out, since the
+ * kernel struct ends in a flexible array. sib_qp.c pins the layout.
+ */
+struct sib_doorbell {
+	struct ib_uverbs_cmd_hdr hdr;
+	__aligned_u64 response;
+	__u32 qp_handle;
+	__u32 wr_count;
+	__u32 sge_count;
+	__u32 wqe_size;
+};
+
+struct sib_qp {
+	struct verbs_qp vqp;
+	struct sib_wq sq;		/* sq.ring.buf NULL: no send queue */
+	struct sib_wq rq;		/* rq.ring.buf NULL: SRQ or no RQ */
+	uint32_t sq_opcodes;		/* bit (1 << ibv_wr_opcode) if allowed */
+	uint32_t sig_all;		/* IBV_SEND_SIGNALED if sq_sig_all */
+	struct sib_doorbell sq_db;	/* prebuilt; response set per call */
+	struct sib_doorbell rq_db;
+	/* ibv_qp_ex builder state, valid between wr_start and complete. */
+	uint32_t wr_start_prod;
+	uint32_t wr_prod;		/* next slot to fill */
+	int wr_err;			/* first error; nothing is published */
+	struct sib_send_wqe *wr_wqe;	/* WQE the wr_set_* calls refer to */
+};
+
+static inline struct sib_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sib_qp, vqp.qp);
+}
+
+static inline struct sib_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct sib_qp, vqp.qp_ex);
+}
+
+/* ---------------------------------------------------------------------
+ * Shared receive queues
+ */
+struct sib_srq {
+	struct verbs_srq vsrq;
+	struct sib_wq rq;
+};
+
+static inline struct sib_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sib_srq, vsrq.srq);
+}
+
+/* ---------------------------------------------------------------------
+ * Driver udata carried by the core commands.
+ */
 SIB_DECLARE_DRV_CMD(sib_cmd_get_context, ibv_get_context, sib_empty,
 		    ib_uverbs_get_context_resp, sib_alloc_ucontext_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_alloc_pd, ibv_alloc_pd, sib_empty,
 		    ib_uverbs_alloc_pd_resp, sib_alloc_pd_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_cq, ibv_create_cq, sib_empty,
+		    ib_uverbs_create_cq_resp, sib_create_cq_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_cq_ex, ibv_create_cq_ex, sib_empty,
+		    ib_uverbs_ex_create_cq_resp, sib_create_cq_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_resize_cq, ibv_resize_cq, sib_empty,
+		    ib_uverbs_resize_cq_resp, sib_create_cq_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_qp_ex, ibv_create_qp_ex, sib_empty,
+		    ib_uverbs_ex_create_qp_resp, sib_create_qp_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_srq, ibv_create_srq, sib_empty,
+		    ib_uverbs_create_srq_resp, sib_create_srq_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_xsrq, ibv_create_xsrq, sib_empty,
+		    ib_uverbs_create_srq_resp, sib_create_srq_resp);
 
+/* Extended commands travel in 8-byte words on the write() path. */
+_Static_assert(sizeof(struct sib_cmd_create_cq_ex) % 8 == 0 &&
+		       sizeof(struct sib_cmd_create_cq_ex_resp) % 8 == 0 &&
+		       sizeof(struct sib_cmd_create_qp_ex) % 8 == 0 &&
+		       sizeof(struct sib_cmd_create_qp_ex_resp) % 8 == 0,
+	       "extended sib commands must be made of 64-bit words");
+
+/* ---------------------------------------------------------------------
+ * Conversions
+ */
 static inline struct sib_device *to_sdev(struct ibv_device *ibdev)
 {
 	return container_of(ibdev, struct sib_device, ibv_dev.device);
@@ -51,5 +230,57 @@ static inline struct sib_pd *to_spd(struct ibv_pd *ibpd)
 {
 	return container_of(ibpd, struct sib_pd, ibv_pd);
 }
+
+/* ---------------------------------------------------------------------
+ * Verbs, by file
+ */
+
+/* sib_mr.c */
+struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  uint64_t hca_va, int access);
+int sib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		 void *addr, size_t length, int access);
+int sib_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *sib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int sib_dealloc_mw(struct ibv_mw *mw);
+int sib_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind);
+
+/* sib_cq.c */
+struct ibv_cq *sib_create_cq(struct ibv_context *ibctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector);
+struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
+				   struct ibv_cq_init_attr_ex *attr);
+int sib_destroy_cq(struct ibv_cq *ibcq);
+int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int sib_resize_cq(struct ibv_cq *ibcq, int cqe);
+
+/* sib_qp.c */
+struct ibv_qp *sib_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *sib_create_qp_ex(struct ibv_context *ibctx,
+				struct ibv_qp_init_attr_ex *attr);
+int sib_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask);
+int sib_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		 int attr_mask, struct ibv_qp_init_attr *init_attr);
+int sib_destroy_qp(struct ibv_qp *ibqp);
+int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
+
+/* sib_srq.c */
+struct ibv_srq *sib_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr);
+struct ibv_srq *sib_create_srq_ex(struct ibv_context *ibctx,
+				  struct ibv_srq_init_attr_ex *attr);
+int sib_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		   int attr_mask);
+int sib_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int sib_destroy_srq(struct ibv_srq *ibsrq);
+int sib_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* SIB_H */

@@ -141,13 +141,21 @@ TEST_F(dev, query_device)
 	EXPECT_EQ(0x10000, a->max_pd);
 	EXPECT_EQ(1, a->max_pkeys);
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT);
-	/* Nothing is advertised before it is implemented. */
-	EXPECT_EQ(0, a->max_qp);
-	EXPECT_EQ(0, a->max_cq);
-	EXPECT_EQ(0, a->max_mr);
-	EXPECT_EQ(0, a->max_srq);
-	EXPECT_EQ(IBV_ATOMIC_NONE, a->atomic_cap);
-	EXPECT_EQ(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_EQ(0x10000, a->max_qp);
+	EXPECT_EQ(0x4000, a->max_qp_wr);
+	EXPECT_EQ(32, a->max_sge);
+	EXPECT_EQ(0x10000, a->max_cq);
+	EXPECT_EQ(0x10000, a->max_cqe);
+	EXPECT_EQ(0x40000, a->max_mr);
+	EXPECT_EQ(0x1000, a->max_srq);
+	EXPECT_EQ(16, a->max_qp_rd_atom);
+	EXPECT_EQ(IBV_ATOMIC_HCA, a->atomic_cap);
+	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW);
+	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	EXPECT_LT(4096, a->max_mr_size);
+	/* Not implemented yet, so not advertised. */
+	EXPECT_EQ(0, a->max_ah);
+	EXPECT_EQ(0, a->max_mcast_grp);
 }
 
 TEST_F(dev, query_port)
@@ -232,11 +240,12 @@ TEST_F(dev, pd_alloc_free)
 
 TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 {
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
 	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
 
 	ASSERT_NE(NULL, pd);
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_cq(self->ctx, 16, NULL, NULL, 0));
+	EXPECT_EQ(NULL, ibv_create_ah(pd, &ah));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	ASSERT_EQ(0, ibv_dealloc_pd(pd));
 }

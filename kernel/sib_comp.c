@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: the completer. It takes the responses to this QP's requests
+ * (ACKs, NAKs, RDMA READ responses, atomic ACKs), retires send WQEs in
+ * order, posts their completions, and runs the two requester timers:
+ * the local ACK timeout (IBA 9.7.6.1.3) and the RNR back-off (9.7.5.2.8).
+ */
+#include "sib_qp.h"
+
+/* RNR NAK timer field (IBA table 45), in microseconds. */
+static const u32 sib_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static struct sib_swqe *sib_comp_swqe(struct sib_qp *qp, u32 idx)
+{
+	return &qp->swqe[idx & (qp->sq.nslots - 1)];
+}
+
+/* ---- timers (softirq: they only flag the engine and schedule it) ---------- */
+
+void sib_timer_arm(struct sib_qp *qp)
+{
+	u8 t = qp->attr.timeout;
+
+	if (qp->ib_qp.qp_type != IB_QPT_RC || !t)
+		return;		/* timeout 0 means infinite (IBA 9.7.6.1.3) */
+	if (!timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer,
+			  jiffies + nsecs_to_jiffies(4096ULL << t) + 1);
+}
+
+static void sib_timer_restart(struct sib_qp *qp)
+{
+	u8 t = qp->attr.timeout;
+
+	if (t)
+		mod_timer(&qp->retrans_timer,
+			  jiffies + nsecs_to_jiffies(4096ULL << t) + 1);
+}
+
+void sib_retrans_timer(struct timer_list *t)
+{
+	struct sib_qp *qp = from_timer(qp, t, retrans_timer);
+
+	set_bit(SIB_QP_RETRANS_FIRED, &qp->events);
+	sib_qp_sched(qp);
+}
+
+void sib_rnr_timer(struct timer_list *t)
+{
+	struct sib_qp *qp = from_timer(qp, t, rnr_timer);
+
+	set_bit(SIB_QP_RNR_FIRED, &qp->events);
+	sib_qp_sched(qp);
+}
+
+/* ---- retiring WQEs ---------------------------------------------------------- */
+
+static bool sib_swqe_signaled(struct sib_qp *qp, struct sib_swqe *s)
+{
+	return qp->sig_all || (s->wr->send_flags & IB_SEND_SIGNALED) ||
+	       s->status != IB_WC_SUCCESS;
+}
+
+static void sib_comp_post(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_cqe cqe = {
+		.wr_id = s->wr->wr_id,
+		.status = s->status,
+		.opcode = sib_wr_to_wc_opcode(s->wr->opcode),
+		.byte_len = s->len,
+		.qp_num = sib_qpn(qp),
+	};
+
+	if (sib_cq_post(sib_qp_scq(qp), &cqe, false))
+		s->status = IB_WC_GENERAL_ERR;
+}
+
+static void sib_sq_drained(struct sib_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ib_qp.device,
+		.element.qp = &qp->ib_qp,
+		.event = IB_EVENT_SQ_DRAINED,
+	};
+
+	if (qp->sq_drained_sent || sib_qp_state(qp) != IB_QPS_SQD)
+		return;
+	qp->sq_drained_sent = true;
+	if (qp->attr.en_sqd_async_notify && qp->ib_qp.event_handler)
+		qp->ib_qp.event_handler(&ev, qp->ib_qp.qp_context);
+}
+
+/* Complete, in order, every WQE that is done. */
+void sib_comp_run(struct sib_qp *qp)
+{
+	struct sib_swqe *s;
+
+	while (qp->comp.idx != qp->req.idx) {
+		s = sib_comp_swqe(qp, qp->comp.idx);
+		if (s->state != SIB_SWQE_DONE)
+			break;
+		if (sib_swqe_signaled(qp, s))
+			sib_comp_post(qp, s);
+		qp->comp.idx++;
+		sib_queue_consume(&qp->sq, 1);
+		if (s->status != IB_WC_SUCCESS) {
+			del_timer(&qp->retrans_timer);
+			sib_qp_error(qp);
+			return;
+		}
+	}
+	if (qp->comp.idx == qp->req.idx) {
+		del_timer(&qp->retrans_timer);
+		if (qp->req.idx == qp->req.fetched)
+			sib_sq_drained(qp);
+	}
+}
+
+/* The oldest WQE that still waits for the peer, or NULL. */
+static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
+{
+	u32 idx;
+
+	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
+		struct sib_swqe *s = sib_comp_swqe(qp, idx);
+
+		if (s->state != SIB_SWQE_DONE)
+			return s;
+	}
+	return NULL;
+}
+
+static bool sib_is_rd_atomic(struct sib_swqe *s)
+{
+	u8 op = s->wr->opcode;
+
+	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Everything up to and including @psn arrived: retire SEND and WRITE WQEs
+ * that end there. A READ or atomic is retired only by its response.
+ */
+static void sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
+{
+	struct sib_swqe *s;
+	bool progress = false;
+
+	while ((s = sib_comp_oldest(qp))) {
+		if (s->state != SIB_SWQE_SENT || sib_is_rd_atomic(s) ||
+		    sib_psn_cmp(s->last_psn, psn) > 0)
+			break;
+		s->state = SIB_SWQE_DONE;
+		progress = true;
+	}
+	if (sib_psn_cmp(sib_psn_add(psn, 1), qp->comp.psn) > 0) {
+		qp->comp.psn = sib_psn_add(psn, 1);
+		progress = true;
+	}
+	if (progress) {
+		qp->comp.retry = qp->attr.retry_cnt;
+		qp->comp.rnr_retry = qp->attr.rnr_retry;
+		sib_timer_restart(qp);
+	}
+}
+
+static void sib_comp_fail(struct sib_qp *qp, struct sib_swqe *s, u8 status)
+{
+	s->status = status;
+	s->state = SIB_SWQE_DONE;
+	/* Later WQEs are flushed once the QP is in error. */
+	qp->req.idx = qp->comp.idx;
+	while (qp->req.idx != qp->req.fetched &&
+	       sib_comp_swqe(qp, qp->req.idx) != s)
+		qp->req.idx++;
+	qp->req.idx++;
+}
+
+static void sib_comp_rnr(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
+			 u8 timer)
+{
+	if (!qp->comp.rnr_retry) {
+		sib_comp_fail(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (qp->comp.rnr_retry != 7)
+		qp->comp.rnr_retry--;
+	sib_req_rewind(qp, psn);
+	qp->req.rnr_wait = true;
+	del_timer(&qp->retrans_timer);
+	mod_timer(&qp->rnr_timer,
+		  jiffies + usecs_to_jiffies(sib_rnr_usec[timer & 31]) + 1);
+}
+
+static void sib_comp_retry(struct sib_qp *qp, u32 psn)
+{
+	struct sib_swqe *s = sib_comp_oldest(qp);
+
+	if (!s)
+		return;
+	if (!qp->comp.retry) {
+		sib_comp_fail(qp, s, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry--;
+	sib_req_rewind(qp, psn);
+	sib_timer_restart(qp);
+}
+
+static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
+			 u8 syn)
+{
+	static const u8 status[] = {
+		[SIB_NAK_INVALID_REQ] = IB_WC_REM_INV_REQ_ERR,
+		[SIB_NAK_REM_ACCESS_ERR] = IB_WC_REM_ACCESS_ERR,
+		[SIB_NAK_REM_OP_ERR] = IB_WC_REM_OP_ERR,
+		[SIB_NAK_INVALID_RD_REQ] = IB_WC_REM_INV_RD_REQ_ERR,
+	};
+	u8 code = syn & 0x1f;
+
+	if (code == SIB_NAK_PSN_SEQ_ERR) {
+		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
+		sib_comp_retry(qp, psn);
+		return;
+	}
+	/* The NAK names the failed request; everything before it arrived. */
+	sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
+	s = sib_comp_oldest(qp);
+	if (s)
+		sib_comp_fail(qp, s, code < ARRAY_SIZE(status) && status[code] ?
+			      status[code] : IB_WC_REM_OP_ERR);
+}
+
+static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_aeth *aeth = sib_pkt_eth(skb, SIB_OP_AETH);
+	u8 syn = be32_to_cpu(aeth->smsn) >> 24;
+	u32 psn = sib_pkt(skb)->psn;
+	struct sib_swqe *s = sib_comp_oldest(qp);
+
+	switch (syn & SIB_AETH_TYPE_MASK) {
+	case SIB_AETH_ACK:
+		sib_comp_ack_upto(qp, psn);
+		break;
+	case SIB_AETH_RNR_NAK:
+		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
+		s = sib_comp_oldest(qp);
+		if (s)
+			sib_comp_rnr(qp, s, psn, syn);
+		break;
+	case SIB_AETH_NAK:
+		if (s)
+			sib_comp_nak(qp, s, psn, syn);
+		break;
+	default:
+		break;		/* reserved syndromes are ignored */
+	}
+}
+
+/* Scatter a READ response's payload; complete the READ on its last one. */
+static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
+			       struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	u32 len = pkt->paylen;
+	int ret;
+
+	if (len > s->len - s->rcvd ||
+	    (!(pkt->flags & SIB_OP_LAST) && len != qp->mtu)) {
+		sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			   (struct sib_sge *)(s->wr + 1), s->wr->num_sge,
+			   &s->rpos, sib_pkt_payload(skb), len, SIB_TO_MEM);
+	if (ret) {
+		sib_comp_fail(qp, s, ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
+			      IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	s->rcvd += len;
+	qp->comp.psn = sib_psn_add(pkt->psn, 1);
+	if (pkt->flags & SIB_OP_LAST) {
+		if (s->rcvd != s->len) {
+			sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
+			return;
+		}
+		s->state = SIB_SWQE_DONE;
+		qp->req.rd_atomic--;
+		qp->comp.retry = qp->attr.retry_cnt;
+		sib_timer_restart(qp);
+	}
+}
+
+static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
+				struct sk_buff *skb)
+{
+	struct sib_atmack *ack = sib_pkt_eth(skb, SIB_OP_ATMACK);
+	u64 orig = be64_to_cpu(ack->orig);
+	struct sib_sgl_pos pos = {};
+	int ret;
+
+	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			   (struct sib_sge *)(s->wr + 1), s->wr->num_sge, &pos,
+			   &orig, sizeof(orig), SIB_TO_MEM);
+	if (ret) {
+		sib_comp_fail(qp, s, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	s->state = SIB_SWQE_DONE;
+	qp->req.rd_atomic--;
+	qp->comp.psn = sib_psn_add(sib_pkt(skb)->psn, 1);
+	qp->comp.retry = qp->attr.retry_cnt;
+	sib_timer_restart(qp);
+}
+
+/* A response for a READ or atomic: it must be the next one expected. */
+static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_swqe *s;
+
+	/* Everything before this response's PSN has arrived. */
+	sib_comp_ack_upto(qp, sib_psn_add(pkt->psn, SIB_PSN_MASK));
+	s = sib_comp_oldest(qp);
+	if (!s || s->state != SIB_SWQE_SENT || pkt->psn != qp->comp.psn)
+		return;		/* duplicate or out of order: drop */
+	if (pkt->flags & SIB_OP_READ) {
+		if (s->wr->opcode == IB_WR_RDMA_READ)
+			sib_comp_read_resp(qp, s, skb);
+	} else if (s->wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		   s->wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		sib_comp_atomic_ack(qp, s, skb);
+	}
+}
+
+void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	enum ib_qp_state state = sib_qp_state(qp);
+
+	if (qp->ib_qp.qp_type != IB_QPT_RC || !(pkt->flags & SIB_OP_RC) ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD))
+		goto out;
+	/* A response must be for something sent (IBA 9.7.5.1.1). */
+	if (sib_psn_cmp(pkt->psn, qp->req.psn) >= 0 ||
+	    sib_psn_cmp(pkt->psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) < 0)
+		goto out;
+	if (pkt->flags & SIB_OP_ACK)
+		sib_comp_aeth(qp, skb);
+	else
+		sib_comp_data(qp, skb);
+	sib_comp_run(qp);
+out:
+	kfree_skb(skb);
+}
+
+/* Timer work, in the engine's context. */
+void sib_comp_timers(struct sib_qp *qp)
+{
+	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
+		qp->req.rnr_wait = false;
+	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
+	    sib_comp_oldest(qp))
+		sib_comp_retry(qp, qp->comp.psn);
+	sib_comp_run(qp);
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: completion queues.
+ *
+ * A CQ is a ring of struct sib_cqe. The kernel is the only producer;
+ * the consumer is the process (user CQs, polling without a system call)
+ * or sib_poll_cq() (kernel CQs).
+ */
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sib.h"
+#include "sib_qp.h"
+
+static int sib_cq_ring(struct sib_cq *cq, int cqe, struct ib_udata *udata,
+		       struct sib_queue *q)
+{
+	struct sib_create_cq_resp resp = {};
+	struct sib_ucontext *uctx;
+	int ret;
+
+	ret = sib_queue_init(q, roundup_pow_of_two(cqe), SIB_CQE_SIZE);
+	if (ret || !udata)
+		return ret;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
+	ret = sib_queue_expose(q, &uctx->ib_uc, &resp.ring);
+	if (!ret && udata->outlen)
+		ret = ib_copy_to_udata(udata, &resp,
+				       min_t(size_t, udata->outlen,
+					     sizeof(resp)));
+	if (ret)
+		sib_queue_destroy(q);
+	return ret;
+}
+
+int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
+		  struct ib_udata *udata)
+{
+	struct sib_dev *sdev = to_sdev(ib_cq->device);
+	struct sib_cq *cq = to_scq(ib_cq);
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > SIB_MAX_CQE)
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_cq) > SIB_MAX_CQ) {
+		ret = -ENOMEM;
+		goto err;
+	}
+
+	spin_lock_init(&cq->lock);
+	ret = sib_cq_ring(cq, attr->cqe, udata, &cq->q);
+	if (ret)
+		goto err;
+	ib_cq->cqe = cq->q.nslots;
+	return 0;
+
+err:
+	atomic_dec(&sdev->num_cq);
+	return ret;
+}
+
+int sib_destroy_cq(struct ib_cq *ib_cq, struct ib_udata *udata)
+{
+	struct sib_cq *cq = to_scq(ib_cq);
+
+	/* ib_core refuses while QPs use the CQ, so no one posts to it. */
+	sib_queue_destroy(&cq->q);
+	atomic_dec(&to_sdev(ib_cq->device)->num_cq);
+	return 0;
+}
+
+/* Move the CQEs not yet consumed from @old to the start of @new. */
+static int sib_cq_move(struct sib_queue *old, struct sib_queue *new)
+{
+	u32 cons = READ_ONCE(old->hdr->cons);
+	u32 n = old->kidx - cons;
+	u32 i;
+
+	if (n > old->nslots)
+		return -EINVAL;		/* corrupted consumer index */
+	if (n > new->nslots)
+		return -EINVAL;		/* IBA: no smaller than what is queued */
+	for (i = 0; i < n; i++)
+		memcpy(sib_queue_slot(new, i), sib_queue_slot(old, cons + i),
+		       SIB_CQE_SIZE);
+	new->kidx = n;
+	new->hdr->prod = n;
+	new->hdr->cons = 0;
+	return 0;
+}
+
+int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
+{
+	struct sib_cq *cq = to_scq(ib_cq);
+	struct sib_queue new, old;
+	unsigned long flags;
+	int ret;
+
+	if (cqe < 1 || cqe > SIB_MAX_CQE)
+		return -EINVAL;
+
+	ret = sib_queue_init(&new, roundup_pow_of_two(cqe), SIB_CQE_SIZE);
+	if (ret)
+		return ret;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	ret = sib_cq_move(&cq->q, &new);
+	if (!ret) {
+		old = cq->q;
+		cq->q = new;
+		ib_cq->cqe = new.nslots;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (ret) {
+		sib_queue_destroy(&new);
+		return ret;
+	}
+	sib_queue_destroy(&old);
+	if (!udata)
+		return 0;
+	return sib_cq_expose_resized(cq, udata);
+}
+
+/* Give a user CQ's new ring to the process. */
+int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata)
+{
+	struct sib_create_cq_resp resp = {};
+	struct sib_ucontext *uctx;
+	int ret;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
+	ret = sib_queue_expose(&cq->q, &uctx->ib_uc, &resp.ring);
+	if (ret)
+		return ret;
+	return ib_copy_to_udata(udata, &resp,
+				min_t(size_t, udata->outlen, sizeof(resp)));
+}
+
+static void sib_cq_overrun(struct sib_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->ib_cq.device,
+		.element.cq = &cq->ib_cq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	cq->error = true;
+	WRITE_ONCE(cq->q.hdr->flags, cq->q.hdr->flags | SIB_RING_F_CQ_ERR);
+	if (cq->ib_cq.event_handler)
+		cq->ib_cq.event_handler(&ev, cq->ib_cq.cq_context);
+}
+
+/**
+ * sib_cq_post - add a completion
+ * @cq:		the CQ
+ * @cqe:	the completion
+ * @solicited:	the completion is for a solicited event (IBA 11.4.2.2)
+ *
+ * Return: 0, or -EOVERFLOW if the CQ is full or in error (the caller then
+ * moves its QP to the error state).
+ */
+int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
+{
+	unsigned long flags;
+	bool notify = false;
+	int room;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	room = cq->error ? 0 : sib_queue_room(&cq->q);
+	if (room <= 0) {
+		if (!cq->error)
+			sib_cq_overrun(cq);
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return -EOVERFLOW;
+	}
+	memcpy(sib_queue_slot(&cq->q, cq->q.kidx), cqe, sizeof(*cqe));
+	sib_queue_produce(&cq->q);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ib_cq.comp_handler)
+		cq->ib_cq.comp_handler(&cq->ib_cq, cq->ib_cq.cq_context);
+	return 0;
+}
+
+int sib_req_notify_cq(struct ib_cq *ib_cq, enum ib_cq_notify_flags flags)
+{
+	struct sib_cq *cq = to_scq(ib_cq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    READ_ONCE(cq->q.hdr->cons) != cq->q.kidx)
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+static void sib_cqe_to_wc(struct sib_dev *sdev, const struct sib_cqe *cqe,
+			  struct ib_wc *wc)
+{
+	static const u8 opcode[] = {
+		[SIB_WC_SEND] = IB_WC_SEND,
+		[SIB_WC_RDMA_WRITE] = IB_WC_RDMA_WRITE,
+		[SIB_WC_RDMA_READ] = IB_WC_RDMA_READ,
+		[SIB_WC_COMP_SWAP] = IB_WC_COMP_SWAP,
+		[SIB_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
+		[SIB_WC_BIND_MW] = IB_WC_BIND_MW,
+		[SIB_WC_LOCAL_INV] = IB_WC_LOCAL_INV,
+	};
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	if (cqe->opcode == SIB_WC_RECV)
+		wc->opcode = IB_WC_RECV;
+	else if (cqe->opcode == SIB_WC_RECV_RDMA_WITH_IMM)
+		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	else if (cqe->opcode < ARRAY_SIZE(opcode))
+		wc->opcode = opcode[cqe->opcode];
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->ex.imm_data = (__force __be32)cqe->ex;
+	wc->src_qp = cqe->src_qp;
+	if (cqe->wc_flags & SIB_WC_F_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (cqe->wc_flags & SIB_WC_F_WITH_IMM)
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	if (cqe->wc_flags & SIB_WC_F_WITH_INV)
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->port_num = 1;
+	wc->network_hdr_type = cqe->network_hdr_type;
+	wc->qp = sib_qp_ib_lookup(sdev, cqe->qp_num);
+}
+
+/* Kernel consumers only; user CQs are polled from user space. */
+int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc)
+{
+	struct sib_dev *sdev = to_sdev(ib_cq->device);
+	struct sib_cq *cq = to_scq(ib_cq);
+	struct sib_queue *q = &cq->q;
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && q->hdr->cons != q->kidx) {
+		sib_cqe_to_wc(sdev, sib_queue_slot(q, q->hdr->cons), &wc[n++]);
+		/* Publish the slots before the index (ring rule). */
+		smp_store_release(&q->hdr->cons, q->hdr->cons + 1);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}

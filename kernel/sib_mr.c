@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: the key table, memory regions, and the key API of the data path.
+ *
+ * Locking: see struct sib_mem_table, struct sib_mr and struct sib_mw_ent
+ * in sib_mr.h. Lock order: sib_mw_ent.lock, then sib_mr.lock. The data
+ * path takes no lock for an MR key, only rcu_read_lock() and a reference.
+ */
+#include <linux/highmem.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "sib.h"
+
+/* Indices 1..SIB_MEM_MAX_INDEX; each kind is counted separately. */
+#define SIB_MEM_MAX_INDEX	(SIB_MAX_MR + SIB_MAX_MW)
+
+/* Flags a registration accepts; the optional range is ignored. */
+#define SIB_MR_ACCESS_OK	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
+				 IB_ACCESS_OPTIONAL)
+
+/* User pages pinned for one registration. */
+struct sib_pin {
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 npages;
+	u32 pg_off;
+};
+
+void sib_mem_table_init(struct sib_mem_table *t)
+{
+	xa_init_flags(&t->xa, XA_FLAGS_ALLOC1);
+	t->next = 1;
+	atomic_set(&t->num_mr, 0);
+	atomic_set(&t->num_mw, 0);
+}
+
+void sib_mem_table_destroy(struct sib_mem_table *t)
+{
+	WARN_ON(atomic_read(&t->num_mr));
+	WARN_ON(atomic_read(&t->num_mw));
+	WARN_ON(!xa_empty(&t->xa));
+	xa_destroy(&t->xa);
+}
+
+/* Reserve an index for @mk; the slot reads as empty until published. */
+int sib_mkey_reserve(struct sib_mem_table *t, struct sib_mkey *mk)
+{
+	u32 id;
+	int ret;
+
+	ret = xa_alloc_cyclic(&t->xa, &id, NULL,
+			      XA_LIMIT(1, SIB_MEM_MAX_INDEX), &t->next,
+			      GFP_KERNEL);
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOMEM : ret;
+	mk->index = id;
+	return 0;
+}
+
+/* Make @mk visible to lookups; it must be fully initialised. */
+void sib_mkey_publish(struct sib_mem_table *t, struct sib_mkey *mk)
+{
+	/* The slot is reserved: storing into it allocates nothing. */
+	xa_store(&t->xa, mk->index, mk, GFP_KERNEL);
+}
+
+/* A fresh key for @index with a random key byte. */
+u32 sib_new_key(u32 index)
+{
+	return (index << 8) | get_random_u8();
+}
+
+static u32 sib_next_key(u32 key)
+{
+	return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
+/* Caller holds rcu_read_lock(); the result stays valid until it drops it. */
+struct sib_mkey *sib_mkey_find(struct sib_mem_table *t, u32 key)
+{
+	return xa_load(&t->xa, SIB_KEY_INDEX(key));
+}
+
+bool sib_mr_get_live(struct sib_mr *mr)
+{
+	return refcount_inc_not_zero(&mr->ref);
+}
+
+void sib_mr_put(struct sib_mr *mr)
+{
+	if (mr && refcount_dec_and_test(&mr->ref))
+		complete(&mr->drained);
+}
+
+/* Drop the base reference and wait for every user. Sleeps. */
+static void sib_mr_drain(struct sib_mr *mr)
+{
+	sib_mr_put(mr);
+	wait_for_completion(&mr->drained);
+}
+
+/* Undo sib_mr_drain() once the MR may be looked up again. */
+static void sib_mr_undrain(struct sib_mr *mr)
+{
+	reinit_completion(&mr->drained);
+	refcount_set(&mr->ref, 1);
+}
+
+/* Referenced MR whose slot matches @key's index, or NULL; key unchecked. */
+struct sib_mr *sib_mr_find_get(struct sib_mem_table *t, u32 key)
+{
+	struct sib_mr *mr = NULL;
+	struct sib_mkey *mk;
+
+	rcu_read_lock();
+	mk = sib_mkey_find(t, key);
+	if (mk && mk->kind == SIB_MKEY_MR) {
+		mr = container_of(mk, struct sib_mr, mk);
+		if (!sib_mr_get_live(mr))
+			mr = NULL;
+	}
+	rcu_read_unlock();
+	return mr;
+}
+
+void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqcount_begin(&mr->seq);
+		s->state = mr->state;
+		s->key = mr->key;
+		s->access = mr->access;
+		s->iova = mr->iova;
+		s->length = mr->length;
+		s->pd = mr->pd;
+	} while (read_seqcount_retry(&mr->seq, seq));
+}
+
+/* Is [@iova, @iova + @len) inside [@start, @start + @length)? No wrap. */
+bool sib_range_ok(u64 start, u64 length, u64 iova, u64 len)
+{
+	u64 off = iova - start;
+
+	return iova >= start && off <= length && len <= length - off;
+}
+
+static int sib_acc_flag(enum sib_acc acc)
+{
+	switch (acc) {
+	case SIB_ACC_LOCAL_WRITE:
+		return IB_ACCESS_LOCAL_WRITE;
+	case SIB_ACC_REMOTE_READ:
+		return IB_ACCESS_REMOTE_READ;
+	case SIB_ACC_REMOTE_WRITE:
+		return IB_ACCESS_REMOTE_WRITE;
+	case SIB_ACC_REMOTE_ATOMIC:
+		return IB_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
+/* Take a reference on @mr for an access through its own key. */
+static int sib_mr_check_get(struct sib_mr *mr, struct ib_pd *pd, u32 key,
+			    u64 iova, u64 len, int need)
+{
+	struct sib_mr_snap s;
+	int ret = 0;
+
+	if (!sib_mr_get_live(mr))
+		return -EINVAL;
+	sib_mr_snapshot(mr, &s);
+	if (s.state != SIB_MEM_VALID || s.key != key || s.pd != pd)
+		ret = -EINVAL;
+	else if ((s.access & need) != need)
+		ret = -EACCES;
+	else if (!sib_range_ok(s.iova, s.length, iova, len))
+		ret = -ERANGE;
+	if (ret)
+		sib_mr_put(mr);
+	return ret;
+}
+
+struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+			  u32 key, u64 iova, u64 len, enum sib_acc acc,
+			  u64 *mr_iova)
+{
+	int need = sib_acc_flag(acc);
+	struct sib_mr *mr = NULL;
+	struct sib_mkey *mk;
+	int ret;
+
+	*mr_iova = iova;
+	if (!len)
+		return NULL;
+
+	rcu_read_lock();
+	mk = sib_mkey_find(&sdev->mem, key);
+	if (!mk) {
+		ret = -EINVAL;
+	} else if (mk->kind == SIB_MKEY_MW) {
+		/* A window is an rkey only. */
+		ret = acc < SIB_ACC_REMOTE_READ ? -EINVAL :
+		      sib_mw_resolve(container_of(mk, struct sib_mw_ent, mk),
+				     pd, qpn, key, iova, len, need, mr_iova,
+				     &mr);
+	} else {
+		mr = container_of(mk, struct sib_mr, mk);
+		ret = sib_mr_check_get(mr, pd, key, iova, len, need);
+	}
+	rcu_read_unlock();
+	return ret ? ERR_PTR(ret) : mr;
+}
+
+static void sib_copy_kva(void *va, void *buf, u64 len, enum sib_dir dir)
+{
+	if (dir == SIB_TO_MEM)
+		memcpy(va, buf, len);
+	else
+		memcpy(buf, va, len);
+}
+
+static void sib_copy_user(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+			  enum sib_dir dir)
+{
+	u64 off = iova - mr->iova + mr->pg_off;
+
+	while (len) {
+		u64 idx = off >> PAGE_SHIFT;
+		u32 po = offset_in_page(off);
+		u32 n = min_t(u64, len, PAGE_SIZE - po);
+		void *va;
+
+		if (idx >= mr->npages)
+			return;
+		va = kmap_local_page(mr->pages[idx]);
+		sib_copy_kva(va + po, buf, n, dir);
+		kunmap_local(va);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Kernel address of @iova in a fast-registration MR, and the bytes left in
+ * its page; 0 if the page list has no such entry (never for a correctly
+ * used MR: the range was checked against the registration).
+ */
+static u64 sib_fast_kva(struct sib_mr *mr, u64 iova, u64 *room)
+{
+	u32 shift = READ_ONCE(mr->fr_shift);
+	u64 mask = (1ULL << shift) - 1;
+	u64 idx = (iova - (READ_ONCE(mr->iova) & ~mask)) >> shift;
+	u64 base;
+
+	if (idx >= mr->fr_max)
+		return 0;
+	base = READ_ONCE(mr->fr_live[idx]);
+	if (!base)
+		return 0;
+	*room = mask + 1 - (iova & mask);
+	return base + (iova & mask);
+}
+
+static void sib_copy_fast(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+			  enum sib_dir dir)
+{
+	while (len) {
+		u64 room, kva = sib_fast_kva(mr, iova, &room);
+		u64 n = min(len, room);
+
+		if (!kva)
+			return;
+		sib_copy_kva((void *)(uintptr_t)kva, buf, n, dir);
+		buf += n;
+		iova += n;
+		len -= n;
+	}
+}
+
+void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+		 enum sib_dir dir)
+{
+	if (!len || !mr)
+		return;
+	switch (mr->mr_kind) {
+	case SIB_MR_USER:
+		sib_copy_user(mr, iova, buf, len, dir);
+		break;
+	case SIB_MR_DMA:
+		sib_copy_kva((void *)(uintptr_t)iova, buf, len, dir);
+		break;
+	case SIB_MR_FAST:
+		sib_copy_fast(mr, iova, buf, len, dir);
+		break;
+	}
+}
+
+/* Map the aligned 8 bytes at @iova; NULL if unmapped (see sib_fast_kva). */
+static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
+{
+	u64 off, room, kva;
+
+	switch (mr->mr_kind) {
+	case SIB_MR_USER:
+		off = iova - mr->iova + mr->pg_off;
+		if ((off >> PAGE_SHIFT) >= mr->npages)
+			return NULL;
+		return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
+		       offset_in_page(off);
+	case SIB_MR_FAST:
+		kva = sib_fast_kva(mr, iova, &room);
+		return kva ? (u64 *)(uintptr_t)kva : NULL;
+	default:
+		return (u64 *)(uintptr_t)iova;
+	}
+}
+
+static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
+{
+	if (mr->mr_kind == SIB_MR_USER)
+		kunmap_local(p);
+}
+
+u64 sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap)
+{
+	u64 *p = sib_mr_map8(mr, iova);
+	u64 old;
+
+	if (!p)
+		return 0;
+	old = cmpxchg64(p, compare, swap);
+	sib_mr_unmap8(mr, p);
+	return old;
+}
+
+u64 sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add)
+{
+	u64 *p = sib_mr_map8(mr, iova);
+	u64 old;
+
+	if (!p)
+		return 0;
+	old = atomic64_fetch_add(add, (atomic64_t *)p);
+	sib_mr_unmap8(mr, p);
+	return old;
+}
+
+/* Copy what is left of SGE @s at @pos (at most @len); returns bytes or -errno. */
+static s64 sib_sge_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+			const struct sib_sge *s, u32 pos_off, void *buf,
+			u32 len, enum sib_dir dir)
+{
+	enum sib_acc acc = dir == SIB_TO_MEM ? SIB_ACC_LOCAL_WRITE :
+					       SIB_ACC_LOCAL_READ;
+	u32 n = min(len, s->length - pos_off);
+	struct sib_mr *mr;
+	u64 end, at;
+
+	if (check_add_overflow((u64)s->addr, (u64)s->length, &end))
+		return -ERANGE;
+	mr = sib_mr_get(sdev, pd, qpn, s->lkey, s->addr + pos_off, n, acc,
+			&at);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	sib_mr_copy(mr, at, buf, n, dir);
+	sib_mr_put(mr);
+	return n;
+}
+
+int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		 const struct sib_sge *sge, u32 num_sge,
+		 struct sib_sgl_pos *pos, void *buf, u32 len, enum sib_dir dir)
+{
+	s64 n;
+
+	while (len) {
+		if (pos->sge >= num_sge)
+			return -EMSGSIZE;
+		if (pos->off >= sge[pos->sge].length) {
+			pos->sge++;
+			pos->off = 0;
+			continue;
+		}
+		n = sib_sge_copy(sdev, pd, qpn, &sge[pos->sge], pos->off, buf,
+				 len, dir);
+		if (n < 0)
+			return n;
+		buf += n;
+		len -= n;
+		pos->off += n;
+	}
+	return 0;
+}
+
+s64 sib_sgl_len(const struct sib_sge *sge, u32 num_sge)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++)
+		sum += sge[i].length;
+	return sum > U32_MAX ? -EOVERFLOW : (s64)sum;
+}
+
+static int sib_check_access(int access)
+{
+	if (access & ~SIB_MR_ACCESS_OK)
+		return -EINVAL;
+	/* IBTA C10-80 (and ib_core): remote write/atomic need local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct sib_mr *sib_mr_alloc(struct ib_pd *pd, u8 kind, int access)
+{
+	struct sib_mem_table *t = &to_sdev(pd->device)->mem;
+	struct sib_mr *mr;
+	int ret;
+
+	ret = sib_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (atomic_inc_return(&t->num_mr) > SIB_MAX_MR) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	mr->mk.kind = SIB_MKEY_MR;
+	mr->mr_kind = kind;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->drained);
+	spin_lock_init(&mr->lock);
+	seqcount_spinlock_init(&mr->seq, &mr->lock);
+	mr->access = access;
+	mr->pd = pd;
+	atomic_set(&mr->num_mw, 0);
+	ret = sib_mkey_reserve(t, &mr->mk);
+	if (ret)
+		goto err_free;
+	mr->key = sib_new_key(mr->mk.index);
+	mr->ib_mr.lkey = mr->key;
+	mr->ib_mr.rkey = mr->key;
+	mr->ib_mr.page_size = PAGE_SIZE;
+	return mr;
+
+err_free:
+	kfree(mr);
+err_count:
+	atomic_dec(&t->num_mr);
+	return ERR_PTR(ret);
+}
+
+/* Free an MR that sib_mr_alloc() made but that was never published. */
+static void sib_mr_free_new(struct sib_mr *mr)
+{
+	struct sib_mem_table *t = &to_sdev(mr->pd->device)->mem;
+
+	xa_erase(&t->xa, mr->mk.index);
+	kfree(mr->fr_map);
+	kfree(mr->fr_live);
+	kfree(mr);
+	atomic_dec(&t->num_mr);
+}
+
+static void sib_mr_publish(struct sib_mr *mr, u8 state)
+{
+	mr->state = state;
+	mr->ib_mr.iova = mr->iova;
+	mr->ib_mr.length = mr->length;
+	sib_mkey_publish(&to_sdev(mr->pd->device)->mem, &mr->mk);
+}
+
+struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct sib_mr *mr = sib_mr_alloc(pd, SIB_MR_DMA, access);
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	sib_mr_publish(mr, SIB_MEM_VALID);
+	return &mr->ib_mr;
+}
+
+static int sib_pin(struct ib_device *dev, u64 start, u64 length, int access,
+		   struct sib_pin *p)
+{
+	struct sg_page_iter it;
+	u32 i = 0;
+
+	p->umem = ib_umem_get(dev, start, length, access);
+	if (IS_ERR(p->umem))
+		return PTR_ERR(p->umem);
+	p->npages = ib_umem_num_pages(p->umem);
+	p->pages = kvmalloc_array(p->npages, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages) {
+		ib_umem_release(p->umem);
+		return -ENOMEM;
+	}
+	for_each_sgtable_page(&p->umem->sgt_append.sgt, &it, 0) {
+		if (i == p->npages)
+			break;
+		p->pages[i++] = sg_page_iter_page(&it);
+	}
+	p->npages = i;
+	p->pg_off = ib_umem_offset(p->umem);
+	return 0;
+}
+
+static void sib_unpin(struct sib_pin *p)
+{
+	if (!p->umem)
+		return;
+	kvfree(p->pages);
+	ib_umem_release(p->umem);
+}
+
+/* Exchange @p and the MR's pinned pages. Writers of mr->seq only. */
+static void sib_mr_swap_pin(struct sib_mr *mr, struct sib_pin *p)
+{
+	swap(mr->umem, p->umem);
+	swap(mr->pages, p->pages);
+	swap(mr->npages, p->npages);
+	swap(mr->pg_off, p->pg_off);
+}
+
+static int sib_check_length(u64 length)
+{
+	return length && length <= SIB_MAX_MR_SIZE ? 0 : -EINVAL;
+}
+
+struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+			      u64 iova, int access, struct ib_udata *udata)
+{
+	struct sib_pin pin = {};
+	struct sib_mr *mr;
+	int ret;
+
+	ret = sib_check_length(length);
+	if (ret)
+		return ERR_PTR(ret);
+	mr = sib_mr_alloc(pd, SIB_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	ret = sib_pin(pd->device, start, length, access, &pin);
+	if (ret) {
+		sib_mr_free_new(mr);
+		return ERR_PTR(ret);
+	}
+	sib_mr_swap_pin(mr, &pin);
+	mr->iova = iova;
+	mr->length = length;
+	sib_mr_publish(mr, SIB_MEM_VALID);
+	return &mr->ib_mr;
+}
+
+/*
+ * Stop new lookups of @mr: refused with -EBUSY while windows are bound
+ * (IBTA 10.6.7.2.6: an MR with bound windows can be neither deregistered
+ * nor reregistered). Afterwards bind and invalidate see SIB_MEM_BUSY.
+ */
+static int sib_mr_quiesce(struct sib_mr *mr)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (atomic_read(&mr->num_mw)) {
+		ret = -EBUSY;
+	} else {
+		write_seqcount_begin(&mr->seq);
+		mr->state = SIB_MEM_BUSY;
+		write_seqcount_end(&mr->seq);
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+
+int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
+{
+	struct sib_mr *mr = to_smr(ib_mr);
+	struct sib_mem_table *t = &to_sdev(mr->pd->device)->mem;
+	struct sib_pin pin = {};
+	int ret;
+
+	ret = sib_mr_quiesce(mr);
+	if (ret)
+		return ret;
+	xa_erase(&t->xa, mr->mk.index);
+	sib_mr_drain(mr);
+	sib_mr_swap_pin(mr, &pin);
+	sib_unpin(&pin);
+	kfree(mr->fr_map);
+	kfree(mr->fr_live);
+	atomic_dec(&t->num_mr);
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/* What a rereg changes, worked out before the MR is touched. */
+struct sib_rereg {
+	int access;
+	struct ib_pd *pd;
+	u64 iova;
+	u64 length;
+	struct sib_pin pin;	/* new pages, or none */
+};
+
+static int sib_rereg_prepare(struct sib_mr *mr, int flags, u64 start,
+			     u64 length, u64 iova, int access,
+			     struct ib_pd *pd, struct sib_rereg *r)
+{
+	bool repin;
+	int ret;
+
+	r->access = flags & IB_MR_REREG_ACCESS ? access : mr->access;
+	r->pd = flags & IB_MR_REREG_PD ? pd : mr->pd;
+	ret = sib_check_access(r->access);
+	if (ret)
+		return ret;
+	if (flags & IB_MR_REREG_TRANS) {
+		ret = sib_check_length(length);
+		if (ret)
+			return ret;
+	} else {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		iova = mr->iova;
+	}
+	r->iova = iova;
+	r->length = length;
+	/* Pages pinned read-only must be pinned again to become writable. */
+	repin = (flags & IB_MR_REREG_TRANS) ||
+		(ib_access_writable(r->access) &&
+		 !ib_access_writable(mr->access));
+	if (!repin)
+		return 0;
+	return sib_pin(mr->ib_mr.device, start, length, r->access, &r->pin);
+}
+
+static void sib_rereg_apply(struct sib_mr *mr, struct sib_rereg *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	write_seqcount_begin(&mr->seq);
+	if (r->pin.umem)
+		sib_mr_swap_pin(mr, &r->pin);
+	mr->iova = r->iova;
+	mr->length = r->length;
+	mr->access = r->access;
+	mr->pd = r->pd;
+	mr->key = sib_next_key(mr->key);
+	mr->state = SIB_MEM_VALID;
+	write_seqcount_end(&mr->seq);
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	mr->ib_mr.lkey = mr->key;
+	mr->ib_mr.rkey = mr->key;
+	mr->ib_mr.iova = mr->iova;
+	mr->ib_mr.length = mr->length;
+}
+
+/*
+ * Always modified in place (returns NULL): the index stays, the key byte
+ * moves on, and no lookup succeeds while the MR changes. ib_core updates
+ * ib_mr.pd, .iova and .length itself after we return.
+ */
+struct ib_mr *sib_rereg_user_mr(struct ib_mr *ib_mr, int flags, u64 start,
+				u64 length, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct sib_mr *mr = to_smr(ib_mr);
+	struct sib_rereg r = {};
+	int ret;
+
+	if (mr->mr_kind != SIB_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	ret = sib_rereg_prepare(mr, flags, start, length, iova, access, pd,
+				&r);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = sib_mr_quiesce(mr);
+	if (ret) {
+		sib_unpin(&r.pin);
+		return ERR_PTR(ret);
+	}
+	sib_mr_drain(mr);
+	sib_rereg_apply(mr, &r);
+	sib_mr_undrain(mr);
+	/* r.pin now holds the old pages, if they were replaced. */
+	sib_unpin(&r.pin);
+	return NULL;
+}
+
+struct ib_mr *sib_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			   u32 max_num_sg)
+{
+	struct sib_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
+	    max_num_sg > SIB_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = sib_mr_alloc(pd, SIB_MR_FAST, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr_map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fr_live = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->fr_map || !mr->fr_live) {
+		sib_mr_free_new(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->fr_max = max_num_sg;
+	mr->fr_shift = PAGE_SHIFT;
+	sib_mr_publish(mr, SIB_MEM_FREE);
+	return &mr->ib_mr;
+}
+
+static int sib_set_page(struct ib_mr *ib_mr, u64 addr)
+{
+	struct sib_mr *mr = to_smr(ib_mr);
+
+	if (mr->fr_nmap >= mr->fr_max)
+		return -ENOMEM;
+	mr->fr_map[mr->fr_nmap++] = addr;
+	return 0;
+}
+
+/*
+ * Fill the staging page list. With virtual DMA (sib has no DMA device)
+ * the "DMA addresses" are kernel virtual addresses.
+ */
+int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset)
+{
+	struct sib_mr *mr = to_smr(ib_mr);
+
+	if (mr->mr_kind != SIB_MR_FAST)
+		return -EINVAL;
+	mr->fr_nmap = 0;
+	return ib_sg_to_pages(ib_mr, sg, sg_nents, sg_offset, sib_set_page);
+}
+
+/* The registration the staging list describes; 0 or -EINVAL. */
+static int sib_fast_reg_check(struct sib_mr *mr, u32 key, int access)
+{
+	u64 pgsz = mr->ib_mr.page_size;
+	u64 room;
+
+	if (mr->mr_kind != SIB_MR_FAST || SIB_KEY_INDEX(key) != mr->mk.index)
+		return -EINVAL;
+	if (sib_check_access(access) || !is_power_of_2(pgsz) ||
+	    pgsz < SZ_4K || !mr->fr_nmap)
+		return -EINVAL;
+	room = ((u64)mr->fr_nmap * pgsz) - (mr->ib_mr.iova & (pgsz - 1));
+	return mr->ib_mr.length <= room ? 0 : -EINVAL;
+}
+
+int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd, struct ib_mr *ib_mr,
+		    u32 key, int access)
+{
+	struct sib_mr *mr = to_smr(ib_mr);
+	unsigned long flags;
+	int ret;
+	u32 i;
+
+	ret = sib_fast_reg_check(mr, key, access);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->state != SIB_MEM_FREE || mr->pd != pd) {
+		ret = -EINVAL;
+		goto out;
+	}
+	write_seqcount_begin(&mr->seq);
+	for (i = 0; i < mr->fr_max; i++)
+		WRITE_ONCE(mr->fr_live[i], i < mr->fr_nmap ? mr->fr_map[i] : 0);
+	WRITE_ONCE(mr->fr_shift, ilog2(mr->ib_mr.page_size));
+	mr->npages = mr->fr_nmap;
+	mr->iova = mr->ib_mr.iova;
+	mr->length = mr->ib_mr.length;
+	mr->access = access;
+	mr->key = key;
+	mr->state = SIB_MEM_VALID;
+	write_seqcount_end(&mr->seq);
+out:
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (!ret) {
+		ib_mr->lkey = key;
+		ib_mr->rkey = key;
+	}
+	return ret;
+}
+
+/* Invalidate a fast-registration MR; called under RCU. */
+static int sib_mr_invalidate(struct sib_mr *mr, struct ib_pd *pd, u32 key)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->mr_kind != SIB_MR_FAST || mr->state != SIB_MEM_VALID ||
+	    mr->key != key || mr->pd != pd) {
+		ret = -EINVAL;
+	} else if (atomic_read(&mr->num_mw)) {
+		ret = -EBUSY;
+	} else {
+		write_seqcount_begin(&mr->seq);
+		mr->state = SIB_MEM_FREE;
+		write_seqcount_end(&mr->seq);
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return ret;
+}
+
+int sib_mem_invalidate(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		       u32 rkey, bool remote)
+{
+	struct sib_mkey *mk;
+	int ret;
+
+	/* The same rules apply to local and remote invalidation. */
+	rcu_read_lock();
+	mk = sib_mkey_find(&sdev->mem, rkey);
+	if (!mk)
+		ret = -EINVAL;
+	else if (mk->kind == SIB_MKEY_MW)
+		ret = sib_mw_invalidate(container_of(mk, struct sib_mw_ent, mk),
+					pd, qpn, rkey);
+	else
+		ret = sib_mr_invalidate(container_of(mk, struct sib_mr, mk),
+					pd, rkey);
+	rcu_read_unlock();
+	return ret;
+}

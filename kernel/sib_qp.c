@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: queue pair verbs, the QP state machine (IBA 10.3) and the work
+ * item that runs a QP's engines.
+ */
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sib_qp.h"
+
+#define SIB_MIN_QPN	16
+#define SIB_MAX_QPN	0xffffff
+
+enum ib_qp_state sib_qp_state(struct sib_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
+/* ---- lookup and life time ------------------------------------------- */
+
+struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
+{
+	struct sib_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void sib_qp_put(struct sib_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->done);
+}
+
+/* For kernel CQ polling: the QP of a completion (still alive then). */
+struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn)
+{
+	struct sib_qp *qp = xa_load(&sdev->qp_xa, qpn);
+
+	return qp ? &qp->ib_qp : NULL;
+}
+
+void sib_qp_sched(struct sib_qp *qp)
+{
+	if (!READ_ONCE(qp->destroying))
+		queue_work(sib_wq, &qp->work);
+}
+
+/* ---- the engines' work item ------------------------------------------ */
+
+#define SIB_RX_BUDGET	256
+
+static void sib_qp_work(struct work_struct *work)
+{
+	struct sib_qp *qp = container_of(work, struct sib_qp, work);
+	struct sk_buff *skb;
+	int budget = SIB_RX_BUDGET;
+
+	if (READ_ONCE(qp->destroying))
+		return;
+	if (READ_ONCE(qp->events))
+		sib_comp_timers(qp);
+	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
+		if (sib_pkt(skb)->flags & SIB_OP_REQ)
+			sib_responder(qp, skb);
+		else
+			sib_completer(qp, skb);
+	}
+	switch (sib_qp_state(qp)) {
+	case IB_QPS_ERR:
+		sib_qp_flush(qp);
+		break;
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+		sib_requester(qp);
+		break;
+	case IB_QPS_RESET:
+		skb_queue_purge(&qp->rxq);
+		return;
+	default:
+		break;
+	}
+	if (!skb_queue_empty(&qp->rxq))
+		sib_qp_sched(qp);
+}
+
+/* ---- create ---------------------------------------------------------- */
+
+static int sib_qp_check_init(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > SIB_MAX_QP_WR || cap->max_send_sge > SIB_MAX_SGE ||
+	    cap->max_inline_data > SIB_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > SIB_MAX_QP_WR ||
+			   cap->max_recv_sge > SIB_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 room, slot;
+	int ret;
+
+	room = max_t(u32, cap->max_send_sge * sizeof(struct sib_sge),
+		     cap->max_inline_data);
+	slot = roundup_pow_of_two(SIB_SEND_WQE_HDR + max_t(u32, room, 16));
+	ret = sib_queue_init(&qp->sq, roundup_pow_of_two(max(cap->max_send_wr,
+							     1U)), slot);
+	if (ret)
+		return ret;
+	qp->max_send_sge = min_t(u32, (slot - SIB_SEND_WQE_HDR) /
+				 sizeof(struct sib_sge), SIB_MAX_SGE);
+	qp->max_inline = min_t(u32, slot - SIB_SEND_WQE_HDR, SIB_MAX_INLINE);
+	qp->sq_shadow = vzalloc(qp->sq.nslots * slot);
+	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe), GFP_KERNEL);
+	if (!qp->sq_shadow || !qp->swqe)
+		return -ENOMEM;
+	cap->max_send_wr = qp->sq.nslots;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_inline_data = qp->max_inline;
+	if (init->srq)
+		return 0;
+
+	slot = roundup_pow_of_two(SIB_RECV_WQE_HDR +
+				  max(cap->max_recv_sge, 1U) *
+				  sizeof(struct sib_sge));
+	ret = sib_queue_init(&qp->rq, roundup_pow_of_two(max(cap->max_recv_wr,
+							     1U)), slot);
+	if (ret)
+		return ret;
+	qp->max_recv_sge = min_t(u32, (slot - SIB_RECV_WQE_HDR) /
+				 sizeof(struct sib_sge), SIB_MAX_SGE);
+	cap->max_recv_wr = qp->rq.nslots;
+	cap->max_recv_sge = qp->max_recv_sge;
+	return 0;
+}
+
+static void sib_qp_free_rings(struct sib_qp *qp)
+{
+	if (qp->sq.hdr)
+		sib_queue_destroy(&qp->sq);
+	if (qp->rq.hdr)
+		sib_queue_destroy(&qp->rq);
+	vfree(qp->sq_shadow);
+	kvfree(qp->swqe);
+}
+
+static int sib_qp_expose(struct sib_qp *qp, struct ib_udata *udata)
+{
+	struct sib_create_qp_resp resp = { .max_inline = qp->max_inline };
+	struct sib_ucontext *uctx;
+	int ret;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
+	ret = sib_queue_expose(&qp->sq, &uctx->ib_uc, &resp.sq);
+	if (!ret && qp->rq.hdr)
+		ret = sib_queue_expose(&qp->rq, &uctx->ib_uc, &resp.rq);
+	if (ret)
+		return ret;
+	return ib_copy_to_udata(udata, &resp,
+				min_t(size_t, udata->outlen, sizeof(resp)));
+}
+
+static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
+{
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->done);
+	spin_lock_init(&qp->state_lock);
+	skb_queue_head_init(&qp->rxq);
+	INIT_WORK(&qp->work, sib_qp_work);
+	timer_setup(&qp->rnr_timer, sib_rnr_timer, 0);
+	timer_setup(&qp->retrans_timer, sib_retrans_timer, 0);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->state = IB_QPS_RESET;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->mtu = 1024;
+	qp->resp.last_op = 0xff;
+	qp->attr.cap = init->cap;
+}
+
+int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata)
+{
+	struct sib_dev *sdev = to_sdev(ib_qp->device);
+	struct sib_qp *qp = to_sqp(ib_qp);
+	u32 qpn;
+	int ret;
+
+	ret = sib_qp_check_init(init);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&sdev->num_qp) > SIB_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	qp->sdev = sdev;
+	ret = sib_qp_rings(qp, init);
+	if (ret)
+		goto err_rings;
+	sib_qp_init_state(qp, init);
+
+	ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
+			      XA_LIMIT(SIB_MIN_QPN, SIB_MAX_QPN),
+			      &sdev->qpn_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_rings;
+	ib_qp->qp_num = qpn;
+	if (udata) {
+		ret = sib_qp_expose(qp, udata);
+		if (ret)
+			goto err_xa;
+	}
+	/* Publish last: from now on packets can find the QP. */
+	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_xa:
+	xa_erase(&sdev->qp_xa, qpn);
+err_rings:
+	sib_qp_free_rings(qp);
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return ret;
+}
+
+/* ---- destroy ----------------------------------------------------------- */
+
+int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
+{
+	struct sib_qp *qp = to_sqp(ib_qp);
+	struct sib_dev *sdev = qp->sdev;
+
+	xa_erase(&sdev->qp_xa, sib_qpn(qp));
+	WRITE_ONCE(qp->destroying, true);
+	/* Wait for every lookup in flight (packet delivery) to end. */
+	sib_qp_put(qp);
+	wait_for_completion(&qp->done);
+	del_timer_sync(&qp->rnr_timer);
+	del_timer_sync(&qp->retrans_timer);
+	cancel_work_sync(&qp->work);
+	del_timer_sync(&qp->rnr_timer);
+	del_timer_sync(&qp->retrans_timer);
+	skb_queue_purge(&qp->rxq);
+	sib_qp_free_rings(qp);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}
+
+/* ---- modify and query -------------------------------------------------- */
+
+#define SIB_QP_UNSUPPORTED	(IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | \
+				 IB_QP_CAP | IB_QP_RATE_LIMIT)
+
+static int sib_qp_check_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
+			     int mask)
+{
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (mask & SIB_QP_UNSUPPORTED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SIB_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SIB_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SIB_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SIB_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_AV) &&
+	    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+		return -EINVAL;	/* RoCE needs a GRH */
+	return 0;
+}
+
+/* Copy the attributes in @mask into the QP; under state_lock. */
+static void sib_qp_set_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
+			    int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV)
+		a->ah_attr = attr->ah_attr;
+	if (mask & IB_QP_PATH_MTU) {
+		a->path_mtu = attr->path_mtu;
+		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & SIB_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & SIB_PSN_MASK;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+/* Engine state for a QP entering RTR or RTS; the engines are idle. */
+static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
+{
+	if (state == IB_QPS_RTR) {
+		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.last_op = 0xff;
+		qp->resp.nak_seq = false;
+	} else if (state == IB_QPS_RTS && qp->state == IB_QPS_RTR) {
+		qp->req.psn = qp->attr.sq_psn;
+		qp->comp.psn = qp->attr.sq_psn;
+		qp->comp.retry = qp->attr.retry_cnt;
+		qp->comp.rnr_retry = qp->attr.rnr_retry;
+	}
+}
+
+/* Discard everything: back to a fresh QP (IBA 10.3.1, Reset). */
+static void sib_qp_reset(struct sib_qp *qp)
+{
+	cancel_work_sync(&qp->work);
+	del_timer_sync(&qp->rnr_timer);
+	del_timer_sync(&qp->retrans_timer);
+	qp->events = 0;
+	skb_queue_purge(&qp->rxq);
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.last_op = 0xff;
+	/* Drop every WQE in the rings: consumer catches up with producer. */
+	qp->sq.kidx = READ_ONCE(qp->sq.hdr->prod);
+	/* Publish the slots before the index (ring rule). */
+	smp_store_release(&qp->sq.hdr->cons, qp->sq.kidx);
+	qp->req.idx = qp->sq.kidx;
+	qp->req.fetched = qp->sq.kidx;
+	qp->comp.idx = qp->sq.kidx;
+	WRITE_ONCE(qp->sq.hdr->flags, 0);
+	if (qp->rq.hdr) {
+		qp->rq.kidx = READ_ONCE(qp->rq.hdr->prod);
+		/* Publish the slots before the index (ring rule). */
+		smp_store_release(&qp->rq.hdr->cons, qp->rq.kidx);
+		WRITE_ONCE(qp->rq.hdr->flags, 0);
+	}
+	qp->sq_drained_sent = false;
+}
+
+/*
+ * Tell the process that WQEs it posts from now on get flushed. The flag
+ * is set before the engine reads the producer indices to flush (the full
+ * barrier pairs with the provider's, between publishing a receive and
+ * reading the flag), so no receive can slip between the two unflushed.
+ */
+static void sib_qp_mark_error(struct sib_qp *qp)
+{
+	WRITE_ONCE(qp->sq.hdr->flags, qp->sq.hdr->flags | SIB_RING_F_QP_ERR);
+	if (qp->rq.hdr)
+		WRITE_ONCE(qp->rq.hdr->flags,
+			   qp->rq.hdr->flags | SIB_RING_F_QP_ERR);
+	/* Flag before the flush reads prod: see above. */
+	smp_mb();
+}
+
+int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct sib_qp *qp = to_sqp(ib_qp);
+	enum ib_qp_state cur, next;
+	unsigned long flags;
+	int ret;
+
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+	ret = sib_qp_check_attr(qp, attr, mask);
+	if (ret)
+		return ret;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (cur != qp->state && !(cur == IB_QPS_SQE && qp->state == IB_QPS_RTS))
+		ret = -EINVAL;
+	else if (!ib_modify_qp_is_ok(qp->state, next, ib_qp->qp_type, mask))
+		ret = -EINVAL;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (ret)
+		return ret;
+
+	/* Reset needs the engines stopped, which may sleep. */
+	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
+		WRITE_ONCE(qp->state, IB_QPS_RESET);
+		sib_qp_reset(qp);
+	}
+	if ((next == IB_QPS_RTR || next == IB_QPS_RTS) && next != qp->state)
+		cancel_work_sync(&qp->work);
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	sib_qp_set_attr(qp, attr, mask);
+	if (next != qp->state)
+		sib_qp_enter(qp, next);
+	WRITE_ONCE(qp->state, next);
+	qp->attr.qp_state = next;
+	if (next == IB_QPS_ERR)
+		sib_qp_mark_error(qp);
+	if (next == IB_QPS_SQD)
+		qp->sq_drained_sent = false;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (next == IB_QPS_ERR || next == IB_QPS_RTS || next == IB_QPS_SQD) {
+		sib_qp_sched(qp);
+		/* Flush completions are visible when modify returns. */
+		if (next == IB_QPS_ERR)
+			flush_work(&qp->work);
+	}
+	return 0;
+}
+
+int sib_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct sib_qp *qp = to_sqp(ib_qp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	attr->cap.max_send_wr = qp->sq.nslots;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->rq.hdr ? qp->rq.nslots : 0;
+	attr->cap.max_recv_sge = qp->rq.hdr ? qp->max_recv_sge : 0;
+	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
+			    !READ_ONCE(qp->sq_drained_sent);
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ib_qp->qp_type;
+	init->send_cq = ib_qp->send_cq;
+	init->recv_cq = ib_qp->recv_cq;
+	init->srq = ib_qp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/* Move to the error state from the engines (IBA 10.3.1, Error). */
+void sib_qp_error(struct sib_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		qp->attr.qp_state = IB_QPS_ERR;
+		sib_qp_mark_error(qp);
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	sib_qp_sched(qp);
+}
+
+/* ---- posting ------------------------------------------------------------ */
+
+static bool sib_qp_is_user(struct sib_qp *qp)
+{
+	return !!qp->ib_qp.uobject;
+}
+
+/* Kernel consumers: write one WR into the SQ ring as a process would. */
+static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
+{
+	u32 prod = qp->sq.hdr->prod;
+	struct sib_send_wqe *w;
+	struct sib_sge *sge;
+	int i;
+
+	if (wr->num_sge > qp->max_send_sge)
+		return -EINVAL;
+	if (wr->opcode > IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LSO ||
+	    (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	if (qp->ib_qp.qp_type == IB_QPT_UD)
+		return -EOPNOTSUPP;
+	if (prod - READ_ONCE(qp->sq.hdr->cons) >= qp->sq.nslots)
+		return -ENOMEM;
+
+	w = sib_queue_slot(&qp->sq, prod);
+	memset(w, 0, SIB_SEND_WQE_HDR);
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->num_sge = wr->num_sge;
+	w->ex.imm_data = wr->ex.imm_data;
+	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+	} else if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.atomic.swap = atomic_wr(wr)->swap;
+		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
+	}
+	sge = (struct sib_sge *)(w + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	/* Publish the slots before the index (ring rule). */
+	smp_store_release(&qp->sq.hdr->prod, prod + 1);
+	return 0;
+}
+
+int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr)
+{
+	struct sib_qp *qp = to_sqp(ib_qp);
+	enum ib_qp_state state = sib_qp_state(qp);
+	unsigned long flags;
+	int ret = 0;
+
+	/* A user QP's WQEs are in the ring already: this is the doorbell. */
+	if (sib_qp_is_user(qp)) {
+		sib_qp_sched(qp);
+		return 0;
+	}
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_RTR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = sib_put_swqe(qp, wr);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	sib_qp_sched(qp);
+	return ret;
+}
+
+int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr)
+{
+	struct sib_qp *qp = to_sqp(ib_qp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (!sib_qp_is_user(qp)) {
+		if (!qp->rq.hdr || sib_qp_state(qp) == IB_QPS_RESET) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		for (; wr; wr = wr->next) {
+			ret = sib_ring_put_rwqe(&qp->rq, qp->max_recv_sge, wr);
+			if (ret) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+	/* Receives posted in the error state are flushed at once. */
+	if (sib_qp_state(qp) == IB_QPS_ERR)
+		sib_qp_sched(qp);
+	return ret;
+}
+
+/* ---- flushing (IBA 10.3.1: WQEs complete with "flushed in error") ------- */
+
+static u8 sib_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return SIB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return SIB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return SIB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return SIB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return SIB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return SIB_WC_BIND_MW;
+	default:
+		return SIB_WC_SEND;
+	}
+}
+
+u8 sib_wr_to_wc_opcode(u8 wr_opcode)
+{
+	return sib_wc_opcode(wr_opcode);
+}
+
+static void sib_flush_sq(struct sib_qp *qp)
+{
+	struct sib_cqe cqe = {};
+	int avail = sib_queue_avail(&qp->sq);
+	u32 end = qp->sq.kidx + max(avail, 0);
+	const struct sib_send_wqe *w;
+
+	cqe.status = IB_WC_WR_FLUSH_ERR;
+	cqe.qp_num = sib_qpn(qp);
+	for (; qp->sq.kidx != end; sib_queue_consume(&qp->sq, 1)) {
+		w = sib_queue_slot(&qp->sq, qp->sq.kidx);
+		cqe.wr_id = READ_ONCE(w->wr_id);
+		cqe.opcode = sib_wc_opcode(READ_ONCE(w->opcode));
+		if (sib_cq_post(sib_qp_scq(qp), &cqe, false))
+			break;
+	}
+	qp->comp.idx = qp->sq.kidx;
+	qp->req.idx = qp->sq.kidx;
+	qp->req.fetched = qp->sq.kidx;
+}
+
+static void sib_flush_rq(struct sib_qp *qp)
+{
+	struct sib_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = SIB_WC_RECV,
+		.qp_num = sib_qpn(qp),
+	};
+	struct sib_rwqe rwqe;
+
+	if (qp->resp.rwqe_valid) {
+		cqe.wr_id = qp->resp.rwqe.wr_id;
+		sib_cq_post(sib_qp_rcq(qp), &cqe, false);
+		qp->resp.rwqe_valid = false;
+	}
+	if (!qp->rq.hdr)
+		return;		/* an SRQ's WQEs are not the QP's to flush */
+	while (!sib_ring_take_rwqe(&qp->rq, SIB_MAX_SGE, &rwqe)) {
+		cqe.wr_id = rwqe.wr_id;
+		if (sib_cq_post(sib_qp_rcq(qp), &cqe, false))
+			break;
+	}
+}
+
+void sib_qp_flush(struct sib_qp *qp)
+{
+	sib_flush_sq(qp);
+	sib_flush_rq(qp);
+}

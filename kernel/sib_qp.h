@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sib: queue pairs, shared receive queues, and the three IBA engines that
+ * run a QP: the requester (send queue to packets), the responder (request
+ * packets to memory and receive queue, plus ACKs and read/atomic
+ * responses) and the completer (responses to send completions).
+ *
+ * Execution model. Each QP has one work item on sib_wq. It drains the
+ * QP's input packet queue (requests to the responder, responses to the
+ * completer), then runs the requester. A work item never runs on two CPUs
+ * at once, so the engine state of a QP (struct sib_req, sib_comp,
+ * sib_resp and the SQ shadow) needs no lock: it is only touched from that
+ * work item, or from verbs under @state_lock while the work is known to be
+ * idle (create, reset, destroy). Everything else reaches a QP by queueing a
+ * packet or scheduling its work.
+ */
+#ifndef SIB_QP_H
+#define SIB_QP_H
+
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+
+#include "sib.h"
+#include "sib_hdr.h"
+
+/**
+ * struct sib_srq - shared receive queue
+ * @ib_srq:	ib_core object; must stay first
+ * @q:		the ring (process or sib_post_srq_recv() produces)
+ * @lock:	guards the consumer side of @q, @limit and @max_sge; QPs on
+ *		several CPUs take WQEs from one SRQ
+ * @limit:	SRQ limit (IBA 10.2.9.2); 0 when not armed
+ * @max_sge:	SGEs per WQE the ring's slots hold
+ * @srq_num:	number reported to the process
+ */
+struct sib_srq {
+	struct ib_srq ib_srq;
+	struct sib_queue q;
+	spinlock_t lock;	/* see above */
+	u32 limit;
+	u32 max_sge;
+	u32 srq_num;
+};
+
+/* A receive WQE, copied out of the RQ/SRQ ring once and validated. */
+struct sib_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct sib_sge sge[SIB_MAX_SGE];
+};
+
+enum sib_swqe_state {
+	SIB_SWQE_SENDING,	/* packets still to send */
+	SIB_SWQE_SENT,		/* all sent, waiting for ACK or response */
+	SIB_SWQE_DONE,		/* ready to complete */
+};
+
+/**
+ * struct sib_swqe - the kernel's copy of one send WQE and its progress
+ * @wr:		the WQE as copied out of the ring, validated; its SGEs or
+ *		inline data follow in the same shadow slot
+ * @state:	enum sib_swqe_state
+ * @status:	completion status (enum ib_wc_status)
+ * @first_psn:	PSN of its first packet
+ * @last_psn:	PSN of its last packet (for READ: of the last response)
+ * @len:	message length
+ * @sent:	bytes sent so far
+ * @pos:	gather position of @sent in the SGE list
+ * @rcvd:	READ: response bytes received; @rpos: their scatter position
+ */
+struct sib_swqe {
+	struct sib_send_wqe *wr;
+	u8 state;
+	u8 status;
+	u32 first_psn;
+	u32 last_psn;
+	u32 len;
+	u32 sent;
+	struct sib_sgl_pos pos;
+	u32 rcvd;
+	struct sib_sgl_pos rpos;
+};
+
+/**
+ * struct sib_req - requester state (engine-private)
+ * @psn:	next PSN to send
+ * @idx:	SQ index of the WQE being sent
+ * @fetched:	SQ index up to which WQEs have been copied and validated
+ * @rd_atomic:	READ and atomic requests outstanding
+ * @rnr_wait:	waiting for the RNR timer before resending
+ */
+struct sib_req {
+	u32 psn;
+	u32 idx;
+	u32 fetched;
+	u32 rd_atomic;
+	bool rnr_wait;
+};
+
+/**
+ * struct sib_comp - completer state (engine-private)
+ * @idx:	SQ index of the oldest WQE not yet completed
+ * @psn:	PSN of the oldest packet not yet acknowledged
+ * @rnr_retry:	RNR retries left (7: infinite)
+ * @retry:	transport retries left
+ */
+struct sib_comp {
+	u32 idx;
+	u32 psn;
+	u8 rnr_retry;
+	u8 retry;
+};
+
+/* A READ or atomic the responder executed, kept for duplicates. */
+struct sib_resp_res {
+	u8 opcode;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 atomic_orig;
+};
+
+/**
+ * struct sib_resp - responder state (engine-private)
+ * @psn:	next expected request PSN
+ * @msn:	message sequence number: requests completed
+ * @last_op:	opcode of the last request packet accepted, for the
+ *		FIRST/MIDDLE/LAST sequence check; 0xff when between messages
+ * @nak_seq:	a PSN sequence error NAK was sent and not yet cleared
+ * @rwqe_valid:	@rwqe holds the receive WQE of the SEND in progress
+ * @rwqe, @pos, @rcvd: that WQE, its scatter position and bytes so far
+ * @rkey, @va, @resid: RDMA WRITE in progress: target key, next address,
+ *		bytes left of the RETH's length; @write_len: the RETH's length
+ * @res, @res_next: READ/atomic resources (max_dest_rd_atomic entries)
+ */
+struct sib_resp {
+	u32 psn;
+	u32 msn;
+	u8 last_op;
+	bool nak_seq;
+	bool rwqe_valid;
+	struct sib_rwqe rwqe;
+	struct sib_sgl_pos pos;
+	u32 rcvd;
+	u32 rkey;
+	u64 va;
+	u32 resid;
+	u32 write_len;
+	struct sib_resp_res res[SIB_MAX_RD_ATOMIC];
+	u32 res_next;
+};
+
+/**
+ * struct sib_qp - queue pair
+ * @ib_qp:	ib_core object; must stay first
+ * @sdev:	the device
+ * @ref:	references: one for the QP number table entry, one per
+ *		lookup in flight; @done completes when it drops to zero
+ * @state_lock:	guards @state and @attr against concurrent verbs and the
+ *		engines; a spinlock taken with interrupts off, since engines
+ *		read the state from the work item
+ * @state:	the IBA state
+ * @attr:	attributes as last modified (for query_qp), under @state_lock
+ * @mtu:	path MTU in bytes
+ * @sq, @rq:	rings (no @rq with an SRQ)
+ * @sq_shadow:	the kernel's copy of every SQ slot (@sq.slot_size each)
+ * @swqe:	per SQ slot progress
+ * @max_inline: inline bytes a SQ slot holds
+ * @rxq:	input packets; skb_queue's own lock guards it
+ * @work:	the engines' work item
+ * @rnr_timer:	RNR NAK back-off
+ * @retrans_timer: local ACK timeout
+ * @events:	timer expiries for the engine (SIB_QP_*_FIRED bits)
+ * @destroying:	set once destroy begins; nothing re-arms work or timers
+ * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
+ * @sq_lock, @rq_lock: serialise kernel consumers posting to the rings
+ */
+struct sib_qp {
+	struct ib_qp ib_qp;
+	struct sib_dev *sdev;
+	refcount_t ref;
+	struct completion done;
+	spinlock_t state_lock;	/* see above */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	u32 mtu;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+	struct sib_queue sq;
+	struct sib_queue rq;
+	void *sq_shadow;
+	struct sib_swqe *swqe;
+	struct sk_buff_head rxq;
+	struct work_struct work;
+	struct timer_list rnr_timer;
+	struct timer_list retrans_timer;
+	unsigned long events;
+	bool destroying;
+	bool sig_all;
+	spinlock_t sq_lock;	/* see above */
+	spinlock_t rq_lock;	/* see above */
+	bool sq_drained_sent;
+	struct sib_req req;
+	struct sib_comp comp;
+	struct sib_resp resp;
+};
+
+enum {
+	SIB_QP_RETRANS_FIRED,
+	SIB_QP_RNR_FIRED,
+};
+
+static inline struct sib_qp *to_sqp(struct ib_qp *ib_qp)
+{
+	return container_of(ib_qp, struct sib_qp, ib_qp);
+}
+
+static inline struct sib_srq *to_ssrq(struct ib_srq *ib_srq)
+{
+	return container_of(ib_srq, struct sib_srq, ib_srq);
+}
+
+static inline struct sib_cq *sib_qp_scq(struct sib_qp *qp)
+{
+	return to_scq(qp->ib_qp.send_cq);
+}
+
+static inline struct sib_cq *sib_qp_rcq(struct sib_qp *qp)
+{
+	return to_scq(qp->ib_qp.recv_cq);
+}
+
+static inline struct sib_srq *sib_qp_srq(struct sib_qp *qp)
+{
+	return qp->ib_qp.srq ? to_ssrq(qp->ib_qp.srq) : NULL;
+}
+
+static inline u32 sib_qpn(struct sib_qp *qp)
+{
+	return qp->ib_qp.qp_num;
+}
+
+/* Parsed packet facts, in skb->cb. */
+struct sib_pkt {
+	u32 psn;
+	u32 qpn;		/* destination QP */
+	u32 flags;		/* sib_op_flags(opcode) */
+	u16 paylen;		/* payload bytes, without padding */
+	u8 opcode;
+	u8 hdr_len;
+	bool ack_req;
+	bool se;
+};
+
+static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sib_pkt) > sizeof(skb->cb));
+	return (struct sib_pkt *)skb->cb;
+}
+
+static inline void *sib_pkt_eth(struct sk_buff *skb, u32 which)
+{
+	return skb->data + sib_eth_offset(sib_pkt(skb)->opcode, which);
+}
+
+static inline void *sib_pkt_payload(struct sk_buff *skb)
+{
+	return skb->data + sib_pkt(skb)->hdr_len;
+}
+
+/* sib_qp.c */
+int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata);
+int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int sib_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata);
+int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn);
+void sib_qp_put(struct sib_qp *qp);
+struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
+void sib_qp_sched(struct sib_qp *qp);
+void sib_qp_error(struct sib_qp *qp);
+enum ib_qp_state sib_qp_state(struct sib_qp *qp);
+void sib_qp_flush(struct sib_qp *qp);
+
+/* sib_srq.c */
+int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int sib_modify_srq(struct ib_srq *ib_srq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sib_query_srq(struct ib_srq *ib_srq, struct ib_srq_attr *attr);
+int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata);
+int sib_post_srq_recv(struct ib_srq *ib_srq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+int sib_srq_take(struct sib_srq *srq, struct sib_rwqe *rwqe);
+int sib_ring_take_rwqe(struct sib_queue *q, u32 max_sge,
+		       struct sib_rwqe *rwqe);
+int sib_ring_put_rwqe(struct sib_queue *q, u32 max_sge,
+		      const struct ib_recv_wr *wr);
+
+/* sib_req.c, sib_resp.c, sib_comp.c */
+void sib_requester(struct sib_qp *qp);
+void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
+void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
+void sib_rnr_timer(struct timer_list *t);
+void sib_retrans_timer(struct timer_list *t);
+void sib_timer_arm(struct sib_qp *qp);
+void sib_comp_run(struct sib_qp *qp);
+void sib_comp_timers(struct sib_qp *qp);
+void sib_req_rewind(struct sib_qp *qp, u32 psn);
+void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
+void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
+		     struct sib_sgl_pos *pos, u32 off);
+int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
+u8 sib_wr_to_wc_opcode(u8 wr_opcode);
+
+/* sib_net.c */
+struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
+			      u32 psn, bool ack_req);
+void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
+int sib_pkt_parse(struct sk_buff *skb);
+
+#endif /* SIB_QP_H */

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: ring memory and its mapping into user space.
+ *
+ * A user ring's memory belongs to its mmap entry: destroying the queue
+ * removes the entry, and ib_core calls sib_mmap_free() (which frees the
+ * memory) once no mmap() is in progress on it. Pages already mapped into
+ * a process stay referenced by that mapping, so a process that keeps a
+ * ring mapped after destroying its object only sees stale memory.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "sib_queue.h"
+
+struct sib_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+int sib_queue_init(struct sib_queue *q, u32 nslots, u32 slot_size)
+{
+	size_t size;
+
+	if (!is_power_of_2(nslots) || !is_power_of_2(slot_size))
+		return -EINVAL;
+	size = PAGE_ALIGN(SIB_RING_HDR_SIZE + (size_t)nslots * slot_size);
+	q->hdr = vmalloc_user(size);
+	if (!q->hdr)
+		return -ENOMEM;
+	q->slots = (void *)q->hdr + SIB_RING_HDR_SIZE;
+	q->nslots = nslots;
+	q->slot_size = slot_size;
+	q->size = size;
+	q->kidx = 0;
+	q->entry = NULL;
+	return 0;
+}
+
+/* Hand the ring to user space: its memory then belongs to the entry. */
+int sib_queue_expose(struct sib_queue *q, struct ib_ucontext *uctx,
+		     struct sib_ring_info *info)
+{
+	struct sib_mmap_entry *e;
+	int ret;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->buf = q->hdr;
+	ret = rdma_user_mmap_entry_insert(uctx, &e->rdma, q->size);
+	if (ret) {
+		kfree(e);
+		return ret;
+	}
+	q->entry = &e->rdma;
+	info->mmap_offset = rdma_user_mmap_get_offset(q->entry);
+	info->mmap_size = q->size;
+	info->nslots = q->nslots;
+	info->slot_size = q->slot_size;
+	return 0;
+}
+
+void sib_queue_destroy(struct sib_queue *q)
+{
+	if (q->entry)
+		rdma_user_mmap_entry_remove(q->entry);
+	else
+		vfree(q->hdr);
+	q->entry = NULL;
+	q->hdr = NULL;
+	q->slots = NULL;
+}
+
+int sib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *re;
+	struct sib_mmap_entry *e;
+	int ret;
+
+	re = rdma_user_mmap_entry_get(uctx, vma);
+	if (!re)
+		return -EINVAL;
+	e = container_of(re, struct sib_mmap_entry, rdma);
+	if (vma->vm_end - vma->vm_start > re->npages << PAGE_SHIFT)
+		ret = -EINVAL;
+	else
+		ret = remap_vmalloc_range(vma, e->buf, 0);
+	rdma_user_mmap_entry_put(re);
+	return ret;
+}
+
+void sib_mmap_free(struct rdma_user_mmap_entry *re)
+{
+	struct sib_mmap_entry *e = container_of(re, struct sib_mmap_entry,
+						rdma);
+
+	vfree(e->buf);
+	kfree(e);
+}

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: the requester. It copies each send WQE out of the SQ ring once,
+ * validates the copy, and turns it into request packets: one per path MTU
+ * of payload for SEND and RDMA WRITE, one for an RDMA READ (whose
+ * responses take one PSN each) or an atomic. Local operations (bind,
+ * invalidate) execute here and produce no packet.
+ */
+#include "sib_qp.h"
+
+#define SIB_REQ_BUDGET		64	/* packets per run, then requeue */
+#define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */
+
+static struct sib_swqe *sib_swqe_at(struct sib_qp *qp, u32 idx)
+{
+	return &qp->swqe[idx & (qp->sq.nslots - 1)];
+}
+
+static void *sib_shadow_at(struct sib_qp *qp, u32 idx)
+{
+	return qp->sq_shadow + (size_t)(idx & (qp->sq.nslots - 1)) *
+	       qp->sq.slot_size;
+}
+
+static struct sib_sge *sib_swqe_sge(struct sib_swqe *s)
+{
+	return (struct sib_sge *)(s->wr + 1);
+}
+
+static bool sib_op_allowed(enum ib_qp_type type, u8 op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
+		return type != IB_QPT_UD;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+static bool sib_op_is_rd_atomic(u8 op)
+{
+	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Validate a WQE copy; returns 0 or the completion status to fail it with. */
+static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	bool inl = w->send_flags & IB_SEND_INLINE;
+	s64 len;
+
+	if (!sib_op_allowed(qp->ib_qp.qp_type, w->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == IB_WR_LOCAL_INV || w->opcode == IB_WR_BIND_MW)
+		return 0;
+	if (inl) {
+		if (w->inline_len > qp->max_inline ||
+		    sib_op_is_rd_atomic(w->opcode))
+			return IB_WC_LOC_QP_OP_ERR;
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->max_send_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		len = sib_sgl_len(sib_swqe_sge(s), w->num_sge);
+	}
+	if (len < 0 || len > SIB_MAX_MSG_SZ)
+		return IB_WC_LOC_LEN_ERR;
+	if ((w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
+		return IB_WC_LOC_LEN_ERR;
+	if (qp->ib_qp.qp_type == IB_QPT_UD && len > qp->mtu)
+		return IB_WC_LOC_LEN_ERR;
+	s->len = len;
+	return 0;
+}
+
+/*
+ * Copy the next WQE out of the ring into the shadow and validate it.
+ * Returns 0, -ENOENT when the ring has nothing new, -EINVAL when the
+ * process corrupted the ring's producer index.
+ */
+static int sib_req_fetch(struct sib_qp *qp)
+{
+	/* Pairs with the other side's release of its index. */
+	u32 prod = smp_load_acquire(&qp->sq.hdr->prod);
+	u32 posted = prod - qp->sq.kidx;
+	struct sib_swqe *s;
+
+	if (posted > qp->sq.nslots)
+		return -EINVAL;
+	if (qp->req.fetched - qp->sq.kidx >= posted)
+		return -ENOENT;
+
+	s = sib_swqe_at(qp, qp->req.fetched);
+	memset(s, 0, sizeof(*s));
+	s->wr = sib_shadow_at(qp, qp->req.fetched);
+	memcpy(s->wr, sib_queue_slot(&qp->sq, qp->req.fetched),
+	       qp->sq.slot_size);
+	s->status = sib_req_check(qp, s);
+	s->state = SIB_SWQE_SENDING;
+	qp->req.fetched++;
+	return 0;
+}
+
+static void sib_swqe_fail(struct sib_qp *qp, struct sib_swqe *s, u8 status)
+{
+	s->status = status;
+	s->state = SIB_SWQE_DONE;
+}
+
+/* ---- local operations ---------------------------------------------------- */
+
+static void sib_req_local(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	struct ib_pd *pd = qp->ib_qp.pd;
+	int ret;
+
+	if (w->opcode == IB_WR_BIND_MW) {
+		ret = sib_mw_bind(qp->sdev, pd, sib_qpn(qp), w);
+		s->status = ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	} else {
+		ret = sib_mem_invalidate(qp->sdev, pd, sib_qpn(qp),
+					 w->ex.invalidate_rkey, false);
+		s->status = ret ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	}
+	s->state = SIB_SWQE_DONE;
+}
+
+/* ---- packets -------------------------------------------------------------- */
+
+static u8 sib_send_opcode(struct sib_qp *qp, u8 op, bool first, bool last)
+{
+	u8 base = qp->ib_qp.qp_type == IB_QPT_UC ? IB_OPCODE_UC :
+		  qp->ib_qp.qp_type == IB_QPT_UD ? IB_OPCODE_UD : IB_OPCODE_RC;
+	bool imm = op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM;
+	bool wr = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
+
+	if (op == IB_WR_SEND_WITH_INV)
+		return base + (first ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+			       IB_OPCODE_SEND_LAST_WITH_INVALIDATE);
+	if (first && last)
+		return base + (wr ? (imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				     IB_OPCODE_RDMA_WRITE_ONLY) :
+			       (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+				IB_OPCODE_SEND_ONLY));
+	if (first)
+		return base + (wr ? IB_OPCODE_RDMA_WRITE_FIRST :
+			       IB_OPCODE_SEND_FIRST);
+	if (!last)
+		return base + (wr ? IB_OPCODE_RDMA_WRITE_MIDDLE :
+			       IB_OPCODE_SEND_MIDDLE);
+	return base + (wr ? (imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+			     IB_OPCODE_RDMA_WRITE_LAST) :
+		       (imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
+			IB_OPCODE_SEND_LAST));
+}
+
+static void sib_fill_exts(struct sk_buff *skb, struct sib_send_wqe *w,
+			  u32 total)
+{
+	u32 f = sib_pkt(skb)->flags;
+
+	if (f & SIB_OP_RETH) {
+		struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+
+		reth->va = cpu_to_be64(w->wr.rdma.remote_addr);
+		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
+		reth->len = cpu_to_be32(total);
+	}
+	if (f & SIB_OP_IMMDT)
+		*(__be32 *)sib_pkt_eth(skb, SIB_OP_IMMDT) = w->ex.imm_data;
+	if (f & SIB_OP_IETH)
+		*(__be32 *)sib_pkt_eth(skb, SIB_OP_IETH) =
+			cpu_to_be32(w->ex.invalidate_rkey);
+}
+
+/* Copy @len payload bytes of @s at its send position into @buf. */
+static int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
+			  u32 len)
+{
+	if (s->wr->send_flags & IB_SEND_INLINE) {
+		memcpy(buf, (void *)(s->wr + 1) + s->sent, len);
+		return 0;
+	}
+	return sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			    sib_swqe_sge(s), s->wr->num_sge, &s->pos, buf, len,
+			    SIB_FROM_MEM);
+}
+
+static u8 sib_copy_status(int err)
+{
+	return err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+/* Send the next packet of a SEND or RDMA WRITE. */
+static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	u32 seg = min(qp->mtu, s->len - s->sent);
+	bool first = !s->sent, last = s->sent + seg == s->len;
+	bool rc = qp->ib_qp.qp_type == IB_QPT_RC;
+	struct sk_buff *skb;
+	u8 op;
+	int ret;
+
+	op = sib_send_opcode(qp, w->opcode, first, last);
+	skb = sib_pkt_alloc(qp, op, seg, qp->req.psn, rc && last);
+	if (!skb)
+		return -ENOMEM;
+	sib_fill_exts(skb, w, s->len);
+	if (last && (w->send_flags & IB_SEND_SOLICITED))
+		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
+	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), seg);
+	if (ret) {
+		kfree_skb(skb);
+		sib_swqe_fail(qp, s, sib_copy_status(ret));
+		return 0;
+	}
+	if (first)
+		s->first_psn = qp->req.psn;
+	s->last_psn = qp->req.psn;
+	s->sent += seg;
+	qp->req.psn = sib_psn_add(qp->req.psn, 1);
+	if (last)
+		s->state = rc ? SIB_SWQE_SENT : SIB_SWQE_DONE;
+	sib_pkt_send(qp, skb);
+	return 0;
+}
+
+static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	struct sk_buff *skb;
+	u32 npkts = 1;
+
+	if (w->opcode == IB_WR_RDMA_READ) {
+		skb = sib_pkt_alloc(qp, IB_OPCODE_RC_RDMA_READ_REQUEST, 0,
+				    qp->req.psn, true);
+		if (!skb)
+			return -ENOMEM;
+		sib_fill_exts(skb, w, s->len);
+		npkts = max_t(u32, 1, DIV_ROUND_UP(s->len, qp->mtu));
+	} else {
+		struct sib_atmeth *a;
+		u8 op = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			IB_OPCODE_RC_COMPARE_SWAP : IB_OPCODE_RC_FETCH_ADD;
+
+		skb = sib_pkt_alloc(qp, op, 0, qp->req.psn, true);
+		if (!skb)
+			return -ENOMEM;
+		a = sib_pkt_eth(skb, SIB_OP_ATMETH);
+		a->va = cpu_to_be64(w->wr.atomic.remote_addr);
+		a->rkey = cpu_to_be32(w->wr.atomic.rkey);
+		a->swap_add = cpu_to_be64(op == IB_OPCODE_RC_COMPARE_SWAP ?
+					  w->wr.atomic.swap :
+					  w->wr.atomic.compare_add);
+		a->compare = cpu_to_be64(w->wr.atomic.compare_add);
+	}
+	s->first_psn = qp->req.psn;
+	s->last_psn = sib_psn_add(qp->req.psn, npkts - 1);
+	qp->req.psn = sib_psn_add(qp->req.psn, npkts);
+	qp->req.rd_atomic++;
+	s->state = SIB_SWQE_SENT;
+	sib_pkt_send(qp, skb);
+	return 0;
+}
+
+/* May the WQE at req.idx start or go on now? */
+static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
+{
+	u8 op = s->wr->opcode;
+	u32 limit = max_t(u32, qp->attr.max_rd_atomic, 1);
+
+	if (!s->sent && sib_qp_state(qp) == IB_QPS_SQD)
+		return false;
+	if (!s->sent && (s->wr->send_flags & IB_SEND_FENCE) &&
+	    qp->req.rd_atomic)
+		return false;
+	if (sib_op_is_rd_atomic(op) && qp->req.rd_atomic >= limit)
+		return false;
+	if (sib_psn_cmp(qp->req.psn,
+			sib_psn_add(qp->comp.psn, SIB_MAX_INFLIGHT)) >= 0)
+		return false;
+	return true;
+}
+
+/* One step for the WQE at req.idx; false when the requester must stop. */
+static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
+{
+	u8 op = s->wr->opcode;
+	int ret;
+
+	if (s->status) {
+		s->state = SIB_SWQE_DONE;
+	} else if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW) {
+		if (qp->req.idx != qp->comp.idx)
+			return false;	/* wait for what precedes it */
+		sib_req_local(qp, s);
+	} else {
+		if (!sib_req_may_send(qp, s))
+			return false;
+		ret = sib_op_is_rd_atomic(op) ? sib_req_send_rd_atomic(qp, s) :
+						sib_req_send_seg(qp, s);
+		if (ret)
+			return false;	/* out of memory: try again later */
+		sib_timer_arm(qp);
+	}
+	if (s->state != SIB_SWQE_SENDING)
+		qp->req.idx++;
+	return !s->status;
+}
+
+void sib_requester(struct sib_qp *qp)
+{
+	int budget = SIB_REQ_BUDGET;
+	struct sib_swqe *s;
+	int ret;
+
+	while (budget-- > 0 && !qp->req.rnr_wait) {
+		if (qp->req.idx == qp->req.fetched) {
+			ret = sib_req_fetch(qp);
+			if (ret == -ENOENT)
+				break;
+			if (ret) {
+				sib_qp_error(qp);
+				return;
+			}
+		}
+		s = sib_swqe_at(qp, qp->req.idx);
+		if (!sib_req_step(qp, s))
+			break;
+	}
+	sib_comp_run(qp);
+	if (budget < 0)
+		sib_qp_sched(qp);
+}
+
+/*
+ * Go back to @psn (IBA 9.7.5.1.2: go-back-N): every WQE from the one
+ * that contains @psn is sent again from that packet on.
+ */
+void sib_req_rewind(struct sib_qp *qp, u32 psn)
+{
+	u32 idx;
+
+	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
+		struct sib_swqe *s = sib_swqe_at(qp, idx);
+
+		if (s->state == SIB_SWQE_DONE)
+			continue;
+		if (sib_psn_cmp(s->last_psn, psn) < 0)
+			continue;
+		break;
+	}
+	qp->req.idx = idx;
+	for (; idx != qp->req.fetched; idx++) {
+		struct sib_swqe *s = sib_swqe_at(qp, idx);
+		u32 skip = 0;
+
+		if (s->state == SIB_SWQE_DONE || s->status)
+			continue;
+		if (s->state != SIB_SWQE_SENDING || s->sent) {
+			if (sib_psn_cmp(psn, s->first_psn) > 0 &&
+			    !sib_op_is_rd_atomic(s->wr->opcode))
+				skip = (psn - s->first_psn) & SIB_PSN_MASK;
+			if (sib_op_is_rd_atomic(s->wr->opcode))
+				qp->req.rd_atomic--;
+			sib_swqe_restart(qp, s, skip);
+		}
+	}
+	qp->req.psn = psn;
+}
+
+/* Restart @s, skipping its first @skip packets (already acknowledged). */
+void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip)
+{
+	u32 off = min_t(u32, skip * qp->mtu, s->len);
+
+	s->state = SIB_SWQE_SENDING;
+	s->sent = 0;
+	s->rcvd = 0;
+	memset(&s->pos, 0, sizeof(s->pos));
+	memset(&s->rpos, 0, sizeof(s->rpos));
+	if (off && !(s->wr->send_flags & IB_SEND_INLINE))
+		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->pos, off);
+	s->sent = off;
+}
+
+/* Move @pos forward by @off bytes of the SGE list (lengths only). */
+void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
+		     struct sib_sgl_pos *pos, u32 off)
+{
+	while (off && pos->sge < num_sge) {
+		u32 left = sge[pos->sge].length - pos->off;
+
+		if (off < left) {
+			pos->off += off;
+			return;
+		}
+		off -= left;
+		pos->sge++;
+		pos->off = 0;
+	}
+}

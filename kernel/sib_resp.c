@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: the responder. It checks each request packet (PSN, opcode
+ * sequence, QP rights, keys and bounds), executes it (SEND into a receive
+ * WQE, RDMA WRITE into memory, RDMA READ and atomics out of memory), and
+ * answers: ACKs, NAKs, RNR NAKs, read responses and atomic ACKs
+ * (IBA 9.7.5.2 and 9.7.6.2).
+ */
+#include "sib_qp.h"
+
+/* ---- answers ------------------------------------------------------------------ */
+
+static __be32 sib_aeth_val(struct sib_qp *qp, u8 syn)
+{
+	return cpu_to_be32(((u32)syn << 24) | (qp->resp.msn & SIB_PSN_MASK));
+}
+
+static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
+{
+	struct sk_buff *skb;
+	struct sib_aeth *aeth;
+
+	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, 0, psn, false);
+	if (!skb)
+		return;		/* the requester's timer recovers */
+	aeth = sib_pkt_eth(skb, SIB_OP_AETH);
+	aeth->smsn = sib_aeth_val(qp, syn);
+	sib_pkt_send(qp, skb);
+}
+
+static u8 sib_ack_syndrome(struct sib_qp *qp)
+{
+	return SIB_AETH_ACK | SIB_AETH_CREDIT_INVALID;
+}
+
+/* NAK the request at @psn and, for errors the requester cannot retry,
+ * move this QP to the error state as well (IBA 9.9.3.1.2, class C).
+ */
+static void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code, bool fatal)
+{
+	if (qp->ib_qp.qp_type == IB_QPT_RC)
+		sib_resp_ack(qp, psn, SIB_AETH_NAK | code);
+	if (fatal)
+		sib_qp_error(qp);
+}
+
+/* ---- receive WQEs -------------------------------------------------------------- */
+
+int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe)
+{
+	struct sib_srq *srq = sib_qp_srq(qp);
+
+	if (srq)
+		return sib_srq_take(srq, rwqe);
+	return sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, rwqe);
+}
+
+/* Make sure the SEND in progress has a receive WQE. */
+static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
+{
+	int ret;
+
+	if (qp->resp.rwqe_valid)
+		return 0;
+	ret = sib_rq_take(qp, &qp->resp.rwqe);
+	if (ret == -ENOENT) {
+		/* No receive posted: RNR NAK (IBA 9.7.5.2.8) */
+		if (qp->ib_qp.qp_type == IB_QPT_RC)
+			sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK |
+				     qp->attr.min_rnr_timer);
+		return ret;
+	}
+	if (ret) {
+		sib_resp_nak(qp, psn, SIB_NAK_REM_OP_ERR, true);
+		return ret;
+	}
+	qp->resp.rwqe_valid = true;
+	memset(&qp->resp.pos, 0, sizeof(qp->resp.pos));
+	qp->resp.rcvd = 0;
+	return 0;
+}
+
+static void sib_resp_complete_recv(struct sib_qp *qp, struct sk_buff *skb,
+				   u8 status, u8 opcode, u32 byte_len)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_cqe cqe = {
+		.wr_id = qp->resp.rwqe.wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = sib_qpn(qp),
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (pkt->flags & SIB_OP_IMMDT) {
+		cqe.ex = *(u32 *)sib_pkt_eth(skb, SIB_OP_IMMDT);
+		cqe.wc_flags |= SIB_WC_F_WITH_IMM;
+	} else if ((pkt->flags & SIB_OP_IETH) && status == IB_WC_SUCCESS) {
+		cqe.ex = be32_to_cpu(*(__be32 *)sib_pkt_eth(skb, SIB_OP_IETH));
+		cqe.wc_flags |= SIB_WC_F_WITH_INV;
+	}
+	qp->resp.rwqe_valid = false;
+	if (sib_cq_post(sib_qp_rcq(qp), &cqe, pkt->se))
+		sib_qp_error(qp);
+}
+
+/* ---- SEND ------------------------------------------------------------------------ */
+
+static u8 sib_copy_nak(int err)
+{
+	/* A receive buffer too small is an invalid request (IBA 9.7.5.2.3);
+	 * a bad lkey in the receive WQE is the responder's own problem.
+	 */
+	return err == -EMSGSIZE ? SIB_NAK_INVALID_REQ : SIB_NAK_REM_OP_ERR;
+}
+
+static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_rwqe *rw = &qp->resp.rwqe;
+	int ret;
+
+	ret = sib_resp_get_rwqe(qp, pkt->psn);
+	if (ret)
+		return ret;
+	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rw->sge,
+			   rw->num_sge, &qp->resp.pos, sib_pkt_payload(skb),
+			   pkt->paylen, SIB_TO_MEM);
+	if (ret) {
+		sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
+				       IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
+				       SIB_WC_RECV, qp->resp.rcvd);
+		sib_resp_nak(qp, pkt->psn, sib_copy_nak(ret), true);
+		return ret;
+	}
+	qp->resp.rcvd += pkt->paylen;
+	if (!(pkt->flags & SIB_OP_LAST))
+		return 0;
+
+	if (pkt->flags & SIB_OP_IETH) {
+		u32 rkey = be32_to_cpu(*(__be32 *)sib_pkt_eth(skb, SIB_OP_IETH));
+
+		if (sib_mem_invalidate(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+				       rkey, true)) {
+			sib_resp_complete_recv(qp, skb, IB_WC_REM_INV_REQ_ERR,
+					       SIB_WC_RECV, qp->resp.rcvd);
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+			return -EINVAL;
+		}
+	}
+	sib_resp_complete_recv(qp, skb, IB_WC_SUCCESS, SIB_WC_RECV,
+			       qp->resp.rcvd);
+	return 0;
+}
+
+/* ---- RDMA WRITE ---------------------------------------------------------------- */
+
+/*
+ * The first packet checks the whole target range; each packet then looks
+ * the key up again for its own bytes, so no MR reference is held between
+ * packets (a stalled requester must not block dereg_mr).
+ */
+static int sib_resp_write_first(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	u32 len = be32_to_cpu(reth->len);
+	struct sib_mr *mr;
+	u64 mr_va;
+
+	qp->resp.rkey = be32_to_cpu(reth->rkey);
+	qp->resp.va = be64_to_cpu(reth->va);
+	qp->resp.resid = len;
+	qp->resp.write_len = len;
+	if (!len)
+		return 0;	/* a zero-length WRITE needs no valid rkey */
+	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), qp->resp.rkey,
+			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	sib_mr_put(mr);
+	return 0;
+}
+
+static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
+{
+	u32 len = sib_pkt(skb)->paylen;
+	struct sib_mr *mr;
+	u64 mr_va;
+
+	if (!len)
+		return 0;
+	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), qp->resp.rkey,
+			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	sib_mr_copy(mr, mr_va, sib_pkt_payload(skb), len, SIB_TO_MEM);
+	sib_mr_put(mr);
+	qp->resp.va += len;
+	qp->resp.resid -= len;
+	return 0;
+}
+
+static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	int ret;
+
+	if (pkt->flags & SIB_OP_FIRST) {
+		ret = sib_resp_write_first(qp, skb);
+		if (ret) {
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR,
+				     true);
+			return ret;
+		}
+	}
+	/* WRITE_LAST_WITH_IMM consumes a receive WQE: get it first. */
+	if ((pkt->flags & SIB_OP_IMMDT) && sib_resp_get_rwqe(qp, pkt->psn))
+		return -EAGAIN;
+	if (pkt->paylen > qp->resp.resid ||
+	    (!(pkt->flags & SIB_OP_LAST) && pkt->paylen != qp->mtu) ||
+	    ((pkt->flags & SIB_OP_LAST) && pkt->paylen != qp->resp.resid)) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		return -EINVAL;
+	}
+	ret = sib_resp_write_data(qp, skb);
+	if (ret) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+		return ret;
+	}
+	if ((pkt->flags & SIB_OP_LAST) && (pkt->flags & SIB_OP_IMMDT))
+		sib_resp_complete_recv(qp, skb, IB_WC_SUCCESS,
+				       SIB_WC_RECV_RDMA_WITH_IMM,
+				       qp->resp.write_len);
+	return 0;
+}
+
+/* ---- RDMA READ and atomics ----------------------------------------------------- */
+
+static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
+{
+	u32 n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	struct sib_resp_res *res = &qp->resp.res[qp->resp.res_next % n];
+
+	qp->resp.res_next = (qp->resp.res_next + 1) % n;
+	return res;
+}
+
+/* Send the read responses for [@off, len) of @res, from PSN @psn on. */
+static void sib_resp_read_reply(struct sib_qp *qp, struct sib_resp_res *res,
+				struct sib_mr *mr, u64 mr_va, u32 off, u32 psn)
+{
+	u32 len = res->len;
+	struct sk_buff *skb;
+
+	do {
+		u32 seg = min(qp->mtu, len - off);
+		bool first = off == 0, last = off + seg == len;
+		u8 op = first && last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+			first ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+
+		skb = sib_pkt_alloc(qp, op, seg, psn, false);
+		if (!skb)
+			return;	/* the requester retries the READ */
+		if (sib_pkt(skb)->flags & SIB_OP_AETH)
+			((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
+				sib_aeth_val(qp, sib_ack_syndrome(qp));
+		if (seg)
+			sib_mr_copy(mr, mr_va + off, sib_pkt_payload(skb), seg,
+				    SIB_FROM_MEM);
+		sib_pkt_send(qp, skb);
+		off += seg;
+		psn = sib_psn_add(psn, 1);
+	} while (off < len);
+}
+
+static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_resp_res *res;
+	struct sib_mr *mr = NULL;
+	u32 len = be32_to_cpu(reth->len);
+	u64 mr_va = 0;
+
+	if (len) {
+		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+				be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
+				len, SIB_ACC_REMOTE_READ, &mr_va);
+		if (IS_ERR(mr)) {
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+			return PTR_ERR(mr);
+		}
+	}
+	res = sib_res_new(qp);
+	res->opcode = pkt->opcode;
+	res->va = be64_to_cpu(reth->va);
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->len = len;
+	res->first_psn = pkt->psn;
+	res->last_psn = sib_psn_add(pkt->psn,
+				    max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu)) - 1);
+	qp->resp.msn++;
+	sib_resp_read_reply(qp, res, mr, mr_va, 0, pkt->psn);
+	if (mr)
+		sib_mr_put(mr);
+	qp->resp.psn = sib_psn_add(res->last_psn, 1);
+	return 1;	/* PSN already advanced */
+}
+
+static void sib_resp_atomic_ack(struct sib_qp *qp, u32 psn, u64 orig)
+{
+	struct sk_buff *skb;
+
+	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, 0, psn, false);
+	if (!skb)
+		return;
+	((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
+		sib_aeth_val(qp, sib_ack_syndrome(qp));
+	((struct sib_atmack *)sib_pkt_eth(skb, SIB_OP_ATMACK))->orig =
+		cpu_to_be64(orig);
+	sib_pkt_send(qp, skb);
+}
+
+static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_atmeth *a = sib_pkt_eth(skb, SIB_OP_ATMETH);
+	struct sib_pkt *pkt = sib_pkt(skb);
+	u64 va = be64_to_cpu(a->va), mr_va, orig;
+	struct sib_resp_res *res;
+	struct sib_mr *mr;
+
+	if (va & 7) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		return -EINVAL;
+	}
+	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
+			&mr_va);
+	if (IS_ERR(mr)) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+		return PTR_ERR(mr);
+	}
+	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
+		orig = sib_mr_atomic_cmp_swp(mr, mr_va,
+					     be64_to_cpu(a->compare),
+					     be64_to_cpu(a->swap_add));
+	else
+		orig = sib_mr_atomic_fetch_add(mr, mr_va,
+					       be64_to_cpu(a->swap_add));
+	sib_mr_put(mr);
+
+	res = sib_res_new(qp);
+	res->opcode = pkt->opcode;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->atomic_orig = orig;
+	qp->resp.msn++;
+	sib_resp_atomic_ack(qp, pkt->psn, orig);
+	return 0;
+}
+
+static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
+				struct sk_buff *skb);
+
+/* ---- duplicates (IBA 9.7.5.2.2) ---------------------------------------------- */
+
+static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+
+	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
+		/* Already executed: acknowledge, never execute again. */
+		if (pkt->ack_req)
+			sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
+				     sib_ack_syndrome(qp));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct sib_resp_res *res = &qp->resp.res[i];
+
+		if (res->opcode != pkt->opcode || res->first_psn != pkt->psn)
+			continue;
+		if (pkt->flags & SIB_OP_ATOMIC) {
+			/* Replay the saved result; never execute twice. */
+			sib_resp_atomic_ack(qp, pkt->psn, res->atomic_orig);
+		} else {
+			sib_resp_read_again(qp, res, skb);
+		}
+		return;
+	}
+	/* Not found: too old to replay. The requester will time out. */
+}
+
+static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
+				struct sk_buff *skb)
+{
+	struct sib_mr *mr = NULL;
+	u64 mr_va = 0;
+
+	if (res->len) {
+		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), res->rkey,
+				res->va, res->len, SIB_ACC_REMOTE_READ, &mr_va);
+		if (IS_ERR(mr))
+			return;
+	}
+	sib_resp_read_reply(qp, res, mr, mr_va, 0, res->first_psn);
+	if (mr)
+		sib_mr_put(mr);
+}
+
+/* ---- checks and dispatch ------------------------------------------------------- */
+
+static bool sib_resp_transport_ok(struct sib_qp *qp, u32 flags)
+{
+	switch (qp->ib_qp.qp_type) {
+	case IB_QPT_RC:
+		return flags & SIB_OP_RC;
+	case IB_QPT_UC:
+		return flags & SIB_OP_UC;
+	default:
+		return false;
+	}
+}
+
+/* FIRST/MIDDLE/LAST must follow each other (IBA 9.7.5.2.1, C9-87). */
+static bool sib_resp_seq_ok(struct sib_qp *qp, u32 flags)
+{
+	u32 prev;
+
+	if (qp->resp.last_op == 0xff)
+		return flags & SIB_OP_FIRST;
+	prev = sib_op_flags(qp->resp.last_op);
+	if (flags & SIB_OP_FIRST)
+		return false;
+	return (prev & (SIB_OP_SEND | SIB_OP_WRITE)) ==
+	       (flags & (SIB_OP_SEND | SIB_OP_WRITE));
+}
+
+static bool sib_resp_rights_ok(struct sib_qp *qp, u32 flags)
+{
+	int acc = qp->attr.qp_access_flags;
+
+	if ((flags & SIB_OP_WRITE) && !(acc & IB_ACCESS_REMOTE_WRITE))
+		return false;
+	if ((flags & SIB_OP_READ) && !(acc & IB_ACCESS_REMOTE_READ))
+		return false;
+	if ((flags & SIB_OP_ATOMIC) && !(acc & IB_ACCESS_REMOTE_ATOMIC))
+		return false;
+	return true;
+}
+
+static int sib_resp_execute(struct sib_qp *qp, struct sk_buff *skb)
+{
+	u32 flags = sib_pkt(skb)->flags;
+
+	if (flags & SIB_OP_SEND)
+		return sib_resp_send(qp, skb);
+	if (flags & SIB_OP_WRITE)
+		return sib_resp_write(qp, skb);
+	if (flags & SIB_OP_READ)
+		return sib_resp_read(qp, skb);
+	return sib_resp_atomic(qp, skb);
+}
+
+/* PSN check; returns true to go on with the packet. */
+static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	int cmp = sib_psn_cmp(pkt->psn, qp->resp.psn);
+
+	if (qp->ib_qp.qp_type == IB_QPT_UC) {
+		/* UC: a gap drops the message in progress (IBA 9.8.3). */
+		if (cmp) {
+			qp->resp.last_op = 0xff;
+			qp->resp.psn = pkt->psn;
+		}
+		return true;
+	}
+	if (cmp > 0) {
+		if (!qp->resp.nak_seq) {
+			qp->resp.nak_seq = true;
+			sib_resp_ack(qp, qp->resp.psn,
+				     SIB_AETH_NAK | SIB_NAK_PSN_SEQ_ERR);
+		}
+		return false;
+	}
+	if (cmp < 0) {
+		sib_resp_duplicate(qp, skb);
+		return false;
+	}
+	qp->resp.nak_seq = false;
+	return true;
+}
+
+void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+	enum ib_qp_state state = sib_qp_state(qp);
+	int ret;
+
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+		goto out;
+	if (!sib_resp_transport_ok(qp, pkt->flags))
+		goto out;
+	if (!sib_resp_psn_ok(qp, skb))
+		goto out;
+	if (!sib_resp_seq_ok(qp, pkt->flags)) {
+		if (qp->ib_qp.qp_type == IB_QPT_UC)
+			goto out;
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		goto out;
+	}
+	if (!sib_resp_rights_ok(qp, pkt->flags)) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		goto out;
+	}
+
+	ret = sib_resp_execute(qp, skb);
+	if (ret < 0) {
+		if (qp->ib_qp.qp_type == IB_QPT_UC && ret != -EAGAIN &&
+		    ret != -ENOENT)
+			qp->resp.last_op = 0xff;
+		goto out;	/* NAKed, or RNR: the PSN stays */
+	}
+	if (ret == 0) {
+		qp->resp.psn = sib_psn_add(pkt->psn, 1);
+		if ((pkt->flags & SIB_OP_LAST) &&
+		    !(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC)))
+			qp->resp.msn++;
+		if (pkt->ack_req && qp->ib_qp.qp_type == IB_QPT_RC &&
+		    !(pkt->flags & SIB_OP_ATOMIC))
+			sib_resp_ack(qp, pkt->psn, sib_ack_syndrome(qp));
+	}
+	qp->resp.last_op = (pkt->flags & SIB_OP_LAST) ? 0xff : pkt->opcode;
+out:
+	kfree_skb(skb);
+}

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sib: completion queues.
+ *
+ * A CQ is a ring of struct sib_cqe that the kernel produces into and this
+ * process consumes from without system calls. The first 48 bytes of a
+ * CQE are a struct ibv_wc (sib_abi.h pins every field), so ibv_poll_cq()
+ * copies them unchanged; the extended API reads the CQE in place. The
+ * kernel does not reuse a slot before cons has moved past it, so a CQE
+ * stays stable until we release-store the new cons.
+ *
+ * The per-CQ lock serialises pollers of this process and the resize,
+ * which replaces the ring under it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sib.h"
+
+enum {
+	SIB_CQ_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+			  IBV_WC_EX_WITH_DLID_PATH_BITS,
+	/* A hint only: we lock anyway. */
+	SIB_CQ_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+};
+
+static int sib_cq_init(struct sib_cq *cq, struct ibv_context *ibctx,
+		       const struct sib_create_cq_resp *uresp)
+{
+	int ret;
+
+	ret = sib_ring_map(ibctx, &cq->ring, &uresp->ring, SIB_CQE_SIZE);
+	if (ret)
+		return ret;
+	if (!cq->ring.buf) {
+		verbs_err(&to_sctx(ibctx)->ibv_ctx,
+			  "kernel created a CQ without a ring");
+		return EPROTO;
+	}
+
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret) {
+		sib_ring_unmap(&cq->ring);
+		return ret;
+	}
+	return 0;
+}
+
+struct ibv_cq *sib_create_cq(struct ibv_context *ibctx, int cqe,
+			     struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sib_cmd_create_cq_resp resp;
+	struct sib_cmd_create_cq cmd;
+	struct sib_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = sib_cq_init(cq, ibctx, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int sib_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sib_cq *cq = to_scq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	sib_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+int sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+/*
+ * The kernel builds the new ring, moves the CQEs not yet consumed into it
+ * and returns it; cons and prod are then those of the new ring. Holding
+ * the lock across the command keeps our pollers off the old ring while the
+ * kernel copies it.
+ */
+int sib_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct sib_cq *cq = to_scq(ibcq);
+	struct sib_cmd_resize_cq_resp resp;
+	struct sib_cmd_resize_cq cmd;
+	struct sib_ring ring;
+	int ret;
+
+	memset(&resp, 0, sizeof(resp));
+	pthread_spin_lock(&cq->lock);
+
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto out;
+
+	ret = sib_ring_map(ibcq->context, &ring, &resp.drv_payload.ring,
+			   SIB_CQE_SIZE);
+	if (!ret && !ring.buf)
+		ret = EPROTO;
+
+	/*
+	 * The old ring is dead either way. If the new one could not be
+	 * mapped the CQ is unusable: polling it fails with EIO.
+	 */
+	sib_ring_unmap(&cq->ring);
+	if (ret) {
+		verbs_err(&to_sctx(ibcq->context)->ibv_ctx,
+			  "CQ resized but its new ring could not be mapped: %s",
+			  strerror(ret));
+		goto out;
+	}
+	cq->ring = ring;
+out:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------
+ * ibv_poll_cq()
+ */
+int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct sib_cq *cq = to_scq(ibcq);
+	struct sib_ring_hdr *hdr;
+	uint32_t cons, avail;
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.buf) {
+		pthread_spin_unlock(&cq->lock);
+		errno = EIO;
+		return -1;
+	}
+
+	hdr = sib_ring_hdr(&cq->ring);
+	cons = sib_load_relaxed(&hdr->cons);
+	avail = sib_load_acquire(&hdr->prod) - cons;
+
+	for (n = 0; n < ne && (uint32_t)n < avail; n++)
+		memcpy(&wc[n], sib_ring_slot(&cq->ring, cons + n),
+		       sizeof(*wc));
+
+	if (n)
+		sib_store_release(&hdr->cons, cons + n);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Extended polling (ibv_start_poll / ibv_next_poll / ibv_end_poll)
+ *
+ * The lock is held from a successful start_poll until end_poll. cq->cur
+ * is the CQE the read_* callbacks look at; it is consumed (cons moved past
+ * it) by the next next_poll or by end_poll.
+ */
+static bool sib_cq_fetch(struct sib_cq *cq, uint32_t idx)
+{
+	struct sib_ring_hdr *hdr = sib_ring_hdr(&cq->ring);
+	const struct sib_cqe *cqe;
+
+	if (sib_load_acquire(&hdr->prod) == idx) {
+		cq->cur = NULL;
+		return false;
+	}
+
+	cqe = sib_ring_slot(&cq->ring, idx);
+	cq->cur = cqe;
+	cq->cur_idx = idx;
+	cq->vcq.cq_ex.wr_id = cqe->wr_id;
+	cq->vcq.cq_ex.status = cqe->status;
+	return true;
+}
+
+static int sib_start_poll(struct ibv_cq_ex *ibcq,
+			  struct ibv_poll_cq_attr *attr)
+{
+	struct sib_cq *cq = to_scq_ex(ibcq);
+	uint32_t cons;
+
+	if (attr && attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.buf) {
+		pthread_spin_unlock(&cq->lock);
+		return EIO;
+	}
+
+	cons = sib_load_relaxed(&sib_ring_hdr(&cq->ring)->cons);
+	if (!sib_cq_fetch(cq, cons)) {
+		pthread_spin_unlock(&cq->lock);
+		return ENOENT;
+	}
+	return 0;
+}
+
+static int sib_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct sib_cq *cq = to_scq_ex(ibcq);
+	uint32_t next;
+
+	if (!cq->cur)
+		return ENOENT;
+
+	next = cq->cur_idx + 1;
+	sib_store_release(&sib_ring_hdr(&cq->ring)->cons, next);
+	return sib_cq_fetch(cq, next) ? 0 : ENOENT;
+}
+
+static void sib_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct sib_cq *cq = to_scq_ex(ibcq);
+
+	if (cq->cur) {
+		sib_store_release(&sib_ring_hdr(&cq->ring)->cons,
+				  cq->cur_idx + 1);
+		cq->cur = NULL;
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode sib_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->opcode;
+}
+
+static uint32_t sib_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->vendor_err;
+}
+
+static uint32_t sib_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->byte_len;
+}
+
+static __be32 sib_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	/* Big-endian immediate data, or the host-order invalidated rkey. */
+	return (__be32)to_scq_ex(ibcq)->cur->ex;
+}
+
+static uint32_t sib_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->qp_num;
+}
+
+static uint32_t sib_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->src_qp;
+}
+
+static unsigned int sib_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->wc_flags;
+}
+
+static uint32_t sib_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->slid;
+}
+
+static uint8_t sib_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->sl;
+}
+
+static uint8_t sib_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->dlid_path_bits;
+}
+
+struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
+				   struct ibv_cq_init_attr_ex *attr)
+{
+	struct sib_cmd_create_cq_ex_resp resp;
+	struct sib_cmd_create_cq_ex cmd;
+	struct ibv_cq_ex *cq_ex;
+	struct sib_cq *cq;
+	int ret;
+
+	if ((attr->wc_flags & ~(uint64_t)SIB_CQ_WC_FLAGS) ||
+	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)SIB_CQ_CREATE_FLAGS))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret)
+		goto err_free;
+
+	ret = sib_cq_init(cq, ibctx, &resp.drv_payload);
+	if (ret)
+		goto err_destroy;
+
+	cq_ex = &cq->vcq.cq_ex;
+	cq_ex->start_poll = sib_start_poll;
+	cq_ex->next_poll = sib_next_poll;
+	cq_ex->end_poll = sib_end_poll;
+	cq_ex->read_opcode = sib_read_opcode;
+	cq_ex->read_vendor_err = sib_read_vendor_err;
+	cq_ex->read_wc_flags = sib_read_wc_flags;
+	cq_ex->read_byte_len = sib_read_byte_len;
+	cq_ex->read_imm_data = sib_read_imm_data;
+	cq_ex->read_qp_num = sib_read_qp_num;
+	cq_ex->read_src_qp = sib_read_src_qp;
+	cq_ex->read_slid = sib_read_slid;
+	cq_ex->read_sl = sib_read_sl;
+	cq_ex->read_dlid_path_bits = sib_read_dlid_path_bits;
+	return cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}

@@ -103,10 +103,14 @@ void sib_comp_run(struct sib_qp *qp)
 		s = sib_comp_swqe(qp, qp->comp.idx);
 		if (s->state != SIB_SWQE_DONE)
 			break;
-		if (sib_swqe_signaled(qp, s))
-			sib_comp_post(qp, s);
+		/*
+		 * Free the slot first: a process that sees the completion
+		 * may post into the slot at once (the shadow keeps our copy).
+		 */
 		qp->comp.idx++;
 		sib_queue_consume(&qp->sq, 1);
+		if (sib_swqe_signaled(qp, s))
+			sib_comp_post(qp, s);
 		if (s->status != IB_WC_SUCCESS) {
 			del_timer(&qp->retrans_timer);
 			sib_qp_error(qp);

@@ -118,7 +118,7 @@ static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
 		return;
 	}
 	skb_queue_tail(&dst->rxq, skb);
-	sib_qp_sched(dst);
+	sib_qp_kick(dst);
 	sib_qp_put(dst);
 }
 

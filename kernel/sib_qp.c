@@ -44,25 +44,26 @@ struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn)
 	return qp ? &qp->ib_qp : NULL;
 }
 
+/* Run the engines later, from sib_wq (any context). */
 void sib_qp_sched(struct sib_qp *qp)
 {
+	set_bit(SIB_QP_PENDING, &qp->events);
 	if (!READ_ONCE(qp->destroying))
 		queue_work(sib_wq, &qp->work);
 }
 
-/* ---- the engines' work item ------------------------------------------ */
+/* ---- the engines -------------------------------------------------------- */
 
 #define SIB_RX_BUDGET	256
+#define SIB_RUN_LOOPS	8
 
-static void sib_qp_work(struct work_struct *work)
+/* One pass of the engines. Called with qp->engine held. */
+static void sib_qp_pass(struct sib_qp *qp)
 {
-	struct sib_qp *qp = container_of(work, struct sib_qp, work);
 	struct sk_buff *skb;
 	int budget = SIB_RX_BUDGET;
 
-	if (READ_ONCE(qp->destroying))
-		return;
-	if (READ_ONCE(qp->events))
+	if (qp->events & (BIT(SIB_QP_RETRANS_FIRED) | BIT(SIB_QP_RNR_FIRED)))
 		sib_comp_timers(qp);
 	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
 		if (sib_pkt(skb)->flags & SIB_OP_REQ)
@@ -85,7 +86,63 @@ static void sib_qp_work(struct work_struct *work)
 		break;
 	}
 	if (!skb_queue_empty(&qp->rxq))
+		set_bit(SIB_QP_PENDING, &qp->events);
+}
+
+/*
+ * Run the engines until nothing is pending, a bounded number of passes.
+ * Called with qp->engine held; whatever is left goes to sib_wq.
+ */
+static void sib_qp_run(struct sib_qp *qp)
+{
+	int loops = SIB_RUN_LOOPS;
+
+	while (loops-- && test_and_clear_bit(SIB_QP_PENDING, &qp->events)) {
+		if (READ_ONCE(qp->destroying))
+			return;
+		sib_qp_pass(qp);
+	}
+	if (test_bit(SIB_QP_PENDING, &qp->events))
 		sib_qp_sched(qp);
+}
+
+/*
+ * Run the engines now, in the caller's context, if nobody else is running
+ * them; otherwise leave it to whoever is (they see the pending bit) or to
+ * sib_wq. The caller must be able to sleep: a system call on behalf of a
+ * user QP, or another QP's engine.
+ */
+void sib_qp_kick(struct sib_qp *qp)
+{
+	set_bit(SIB_QP_PENDING, &qp->events);
+	if (READ_ONCE(qp->destroying))
+		return;
+	if (!in_task() || !mutex_trylock(&qp->engine)) {
+		queue_work(sib_wq, &qp->work);
+		return;
+	}
+	sib_qp_run(qp);
+	mutex_unlock(&qp->engine);
+}
+
+/* Run the engines now, waiting for anyone running them. */
+static void sib_qp_run_sync(struct sib_qp *qp)
+{
+	set_bit(SIB_QP_PENDING, &qp->events);
+	mutex_lock(&qp->engine);
+	sib_qp_run(qp);
+	mutex_unlock(&qp->engine);
+}
+
+static void sib_qp_work(struct work_struct *work)
+{
+	struct sib_qp *qp = container_of(work, struct sib_qp, work);
+
+	if (READ_ONCE(qp->destroying))
+		return;
+	mutex_lock(&qp->engine);
+	sib_qp_run(qp);
+	mutex_unlock(&qp->engine);
 }
 
 /* ---- create ---------------------------------------------------------- */
@@ -186,6 +243,7 @@ static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	spin_lock_init(&qp->state_lock);
 	skb_queue_head_init(&qp->rxq);
 	INIT_WORK(&qp->work, sib_qp_work);
+	mutex_init(&qp->engine);
 	timer_setup(&qp->rnr_timer, sib_rnr_timer, 0);
 	timer_setup(&qp->retrans_timer, sib_retrans_timer, 0);
 	spin_lock_init(&qp->sq_lock);
@@ -256,6 +314,9 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	/* Wait for every lookup in flight (packet delivery) to end. */
 	sib_qp_put(qp);
 	wait_for_completion(&qp->done);
+	/* And for an engine running in some caller's context. */
+	mutex_lock(&qp->engine);
+	mutex_unlock(&qp->engine);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	cancel_work_sync(&qp->work);
@@ -369,7 +430,6 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 /* Discard everything: back to a fresh QP (IBA 10.3.1, Reset). */
 static void sib_qp_reset(struct sib_qp *qp)
 {
-	cancel_work_sync(&qp->work);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	qp->events = 0;
@@ -436,13 +496,12 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	if (ret)
 		return ret;
 
-	/* Reset needs the engines stopped, which may sleep. */
+	/* The engines must not run while their state is (re)set. */
+	mutex_lock(&qp->engine);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
 		WRITE_ONCE(qp->state, IB_QPS_RESET);
 		sib_qp_reset(qp);
 	}
-	if ((next == IB_QPS_RTR || next == IB_QPS_RTS) && next != qp->state)
-		cancel_work_sync(&qp->work);
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	sib_qp_set_attr(qp, attr, mask);
@@ -455,13 +514,11 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	if (next == IB_QPS_SQD)
 		qp->sq_drained_sent = false;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	mutex_unlock(&qp->engine);
 
-	if (next == IB_QPS_ERR || next == IB_QPS_RTS || next == IB_QPS_SQD) {
-		sib_qp_sched(qp);
-		/* Flush completions are visible when modify returns. */
-		if (next == IB_QPS_ERR)
-			flush_work(&qp->work);
-	}
+	/* Flush completions are visible when modify returns. */
+	if (next == IB_QPS_ERR || next == IB_QPS_RTS || next == IB_QPS_SQD)
+		sib_qp_run_sync(qp);
 	return 0;
 }
 
@@ -574,7 +631,7 @@ int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
 
 	/* A user QP's WQEs are in the ring already: this is the doorbell. */
 	if (sib_qp_is_user(qp)) {
-		sib_qp_sched(qp);
+		sib_qp_kick(qp);
 		return 0;
 	}
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
@@ -618,8 +675,12 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
 	/* Receives posted in the error state are flushed at once. */
-	if (sib_qp_state(qp) == IB_QPS_ERR)
-		sib_qp_sched(qp);
+	if (sib_qp_state(qp) == IB_QPS_ERR) {
+		if (sib_qp_is_user(qp))
+			sib_qp_kick(qp);
+		else
+			sib_qp_sched(qp);
+	}
 	return ret;
 }
 
@@ -660,10 +721,11 @@ static void sib_flush_sq(struct sib_qp *qp)
 
 	cqe.status = IB_WC_WR_FLUSH_ERR;
 	cqe.qp_num = sib_qpn(qp);
-	for (; qp->sq.kidx != end; sib_queue_consume(&qp->sq, 1)) {
+	while (qp->sq.kidx != end) {
 		w = sib_queue_slot(&qp->sq, qp->sq.kidx);
 		cqe.wr_id = READ_ONCE(w->wr_id);
 		cqe.opcode = sib_wc_opcode(READ_ONCE(w->opcode));
+		sib_queue_consume(&qp->sq, 1);
 		if (sib_cq_post(sib_qp_scq(qp), &cqe, false))
 			break;
 	}

@@ -5,14 +5,17 @@
  * packets to memory and receive queue, plus ACKs and read/atomic
  * responses) and the completer (responses to send completions).
  *
- * Execution model. Each QP has one work item on sib_wq. It drains the
- * QP's input packet queue (requests to the responder, responses to the
- * completer), then runs the requester. A work item never runs on two CPUs
- * at once, so the engine state of a QP (struct sib_req, sib_comp,
- * sib_resp and the SQ shadow) needs no lock: it is only touched from that
- * work item, or from verbs under @state_lock while the work is known to be
- * idle (create, reset, destroy). Everything else reaches a QP by queueing a
- * packet or scheduling its work.
+ * Execution model. A QP's engines run under its @engine mutex, which
+ * guards all engine state (struct sib_req, sib_comp, sib_resp and the SQ
+ * shadow). A pass drains the QP's input packet queue (requests to the
+ * responder, responses to the completer), then runs the requester. The
+ * engines run wherever work appears, if they can: in the doorbell system
+ * call of a user QP, or in the engine of the QP that just delivered a
+ * packet (sib_qp_kick(), which only try-locks, so two QPs never wait for
+ * each other); otherwise the QP's work item on sib_wq runs them. A pending
+ * bit makes whoever holds the mutex run another pass, so nothing is lost
+ * to a failed try-lock. Timers (softirq) only set bits and queue the work.
+ * Everything else reaches a QP by queueing a packet and kicking it.
  */
 #ifndef SIB_QP_H
 #define SIB_QP_H
@@ -196,6 +199,7 @@ struct sib_qp {
 	struct sib_swqe *swqe;
 	struct sk_buff_head rxq;
 	struct work_struct work;
+	struct mutex engine;	/* see above */
 	struct timer_list rnr_timer;
 	struct timer_list retrans_timer;
 	unsigned long events;
@@ -212,6 +216,7 @@ struct sib_qp {
 enum {
 	SIB_QP_RETRANS_FIRED,
 	SIB_QP_RNR_FIRED,
+	SIB_QP_PENDING,		/* the engines have work */
 };
 
 static inline struct sib_qp *to_sqp(struct ib_qp *ib_qp)
@@ -288,6 +293,7 @@ struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn);
 void sib_qp_put(struct sib_qp *qp);
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
 void sib_qp_sched(struct sib_qp *qp);
+void sib_qp_kick(struct sib_qp *qp);
 void sib_qp_error(struct sib_qp *qp);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);

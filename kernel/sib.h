@@ -47,6 +47,18 @@
  */
 #define SIB_ROCE_HDR_ROOM	96
 
+/* Per-device counters; names in sib_verbs.c. */
+enum sib_counter {
+	SIB_CNT_CREDIT_STALLS,
+	SIB_CNT_RNR_NAK_SENT,
+	SIB_CNT_RNR_NAK_RCVD,
+	SIB_CNT_SEQ_NAK_SENT,
+	SIB_CNT_RETRANS,
+	SIB_CNT_TIMEOUTS,
+	SIB_CNT_DUP_REQ,
+	SIB_NUM_CNT
+};
+
 /**
  * struct sib_dev - one sib ib_device, bound to one netdev
  * @ib_dev:	the ib_core device; must stay first (ib_alloc_device)
@@ -69,6 +81,8 @@
  * @num_cq, @num_qp, @num_srq: live objects, bounded by the SIB_MAX_* limits
  * @srq_seq:	source of SRQ numbers
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
+ * @credits:	responders advertise end-to-end credits (sysfs "credits")
+ * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -87,7 +101,14 @@ struct sib_dev {
 	atomic_t num_srq;
 	atomic_t srq_seq;
 	u32 qpn_next;
+	bool credits;
+	atomic64_t cnt[SIB_NUM_CNT];
 };
+
+static inline void sib_count(struct sib_dev *sdev, unsigned int idx)
+{
+	atomic64_inc(&sdev->cnt[idx]);
+}
 
 /* The workqueue that runs every QP's engines (sib_main.c). */
 extern struct workqueue_struct *sib_wq;

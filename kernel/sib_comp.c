@@ -192,6 +192,7 @@ static void sib_comp_rnr(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 		sib_comp_fail(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
+	sib_count(qp->sdev, SIB_CNT_RNR_NAK_RCVD);
 	if (qp->comp.rnr_retry != 7)
 		qp->comp.rnr_retry--;
 	sib_req_rewind(qp, psn);
@@ -212,6 +213,7 @@ static void sib_comp_retry(struct sib_qp *qp, u32 psn)
 		return;
 	}
 	qp->comp.retry--;
+	sib_count(qp->sdev, SIB_CNT_RETRANS);
 	sib_req_rewind(qp, psn);
 	sib_timer_restart(qp);
 }
@@ -240,6 +242,22 @@ static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 			      status[code] : IB_WC_REM_OP_ERR);
 }
 
+/* Credits from an ACK-type AETH: LSN = MSN + credits (IBA 9.7.7.2). */
+static void sib_comp_credit(struct sib_qp *qp, u32 smsn)
+{
+	u8 code = (smsn >> 24) & SIB_AETH_CREDIT_INVALID;
+	u32 lsn;
+
+	if (code == SIB_AETH_CREDIT_INVALID) {
+		qp->req.credit_unlimited = true;
+		return;
+	}
+	qp->req.credit_unlimited = false;
+	lsn = (smsn + sib_credit_count(code)) & SIB_PSN_MASK;
+	if (sib_psn_cmp(lsn, qp->req.lsn) > 0)
+		qp->req.lsn = lsn;
+}
+
 static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_aeth *aeth = sib_pkt_eth(skb, SIB_OP_AETH);
@@ -249,6 +267,7 @@ static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 
 	switch (syn & SIB_AETH_TYPE_MASK) {
 	case SIB_AETH_ACK:
+		sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
 		sib_comp_ack_upto(qp, psn);
 		break;
 	case SIB_AETH_RNR_NAK:
@@ -329,6 +348,9 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_swqe *s;
 
+	if (pkt->flags & SIB_OP_AETH)
+		sib_comp_credit(qp, be32_to_cpu(((struct sib_aeth *)
+				sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
 	/* Everything before this response's PSN has arrived. */
 	sib_comp_ack_upto(qp, sib_psn_add(pkt->psn, SIB_PSN_MASK));
 	s = sib_comp_oldest(qp);
@@ -370,7 +392,9 @@ void sib_comp_timers(struct sib_qp *qp)
 	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
 		qp->req.rnr_wait = false;
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
-	    sib_comp_oldest(qp))
+	    sib_comp_oldest(qp)) {
+		sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
 		sib_comp_retry(qp, qp->comp.psn);
+	}
 	sib_comp_run(qp);
 }

@@ -77,6 +77,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	atomic_set(&sdev->num_pd, 0);
 	sib_mem_table_init(&sdev->mem);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	sdev->credits = true;
 	INIT_LIST_HEAD(&sdev->list);
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;

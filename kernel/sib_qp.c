@@ -424,6 +424,9 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.retry = qp->attr.retry_cnt;
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
+		qp->req.ssn = 0;
+		qp->req.lsn = 0;
+		qp->req.credit_unlimited = false;
 	}
 }
 

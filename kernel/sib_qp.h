@@ -71,6 +71,7 @@ enum sib_swqe_state {
  * @sent:	bytes sent so far
  * @pos:	gather position of @sent in the SGE list
  * @rcvd:	READ: response bytes received; @rpos: their scatter position
+ * @ssn:	send sequence number of its message (for credits)
  */
 struct sib_swqe {
 	struct sib_send_wqe *wr;
@@ -83,6 +84,7 @@ struct sib_swqe {
 	struct sib_sgl_pos pos;
 	u32 rcvd;
 	struct sib_sgl_pos rpos;
+	u32 ssn;
 };
 
 /**
@@ -92,6 +94,9 @@ struct sib_swqe {
  * @fetched:	SQ index up to which WQEs have been copied and validated
  * @rd_atomic:	READ and atomic requests outstanding
  * @rnr_wait:	waiting for the RNR timer before resending
+ * @ssn:	SSN of the last message fetched (24 bits, like the MSN)
+ * @lsn:	limit sequence number from the responder's credits
+ * @credit_unlimited: the responder sent "no credit information"
  */
 struct sib_req {
 	u32 psn;
@@ -99,6 +104,9 @@ struct sib_req {
 	u32 fetched;
 	u32 rd_atomic;
 	bool rnr_wait;
+	u32 ssn;
+	u32 lsn;
+	bool credit_unlimited;
 };
 
 /**
@@ -328,6 +336,12 @@ void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
 		     struct sib_sgl_pos *pos, u32 off);
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u8 sib_wr_to_wc_opcode(u8 wr_opcode);
+u32 sib_credit_count(u8 code);
+
+static inline bool sib_credits_enabled(struct sib_qp *qp)
+{
+	return READ_ONCE(qp->sdev->credits);
+}
 
 /* sib_net.c */
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,

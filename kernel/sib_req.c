@@ -110,6 +110,8 @@ static int sib_req_fetch(struct sib_qp *qp)
 	       qp->sq.slot_size);
 	s->status = sib_req_check(qp, s);
 	s->state = SIB_SWQE_SENDING;
+	if (s->wr->opcode != IB_WR_LOCAL_INV && s->wr->opcode != IB_WR_BIND_MW)
+		s->ssn = qp->req.ssn = sib_psn_add(qp->req.ssn, 1);
 	qp->req.fetched++;
 	return 0;
 }
@@ -278,6 +280,29 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 	return 0;
 }
 
+static bool sib_op_needs_rwqe(u8 op)
+{
+	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV || op == IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/*
+ * End-to-end credits (IBA 9.7.7.2, C9-150): a message that consumes a
+ * receive WQE may start only if its SSN is within the limit the responder
+ * advertised, or is the one "limited WQE" just beyond it, which probes
+ * for new credits. Other messages do not count.
+ */
+static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
+{
+	if (qp->ib_qp.qp_type != IB_QPT_RC || qp->req.credit_unlimited ||
+	    !sib_op_needs_rwqe(s->wr->opcode) || s->sent)
+		return true;
+	if (sib_psn_cmp(s->ssn, sib_psn_add(qp->req.lsn, 1)) <= 0)
+		return true;
+	sib_count(qp->sdev, SIB_CNT_CREDIT_STALLS);
+	return false;
+}
+
 /* May the WQE at req.idx start or go on now? */
 static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 {
@@ -294,7 +319,7 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 	if (sib_psn_cmp(qp->req.psn,
 			sib_psn_add(qp->comp.psn, SIB_MAX_INFLIGHT)) >= 0)
 		return false;
-	return true;
+	return sib_req_have_credit(qp, s);
 }
 
 /* One step for the WQE at req.idx; false when the requester must stop. */

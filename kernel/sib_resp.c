@@ -28,9 +28,48 @@ static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
 	sib_pkt_send(qp, skb);
 }
 
+/*
+ * End-to-end credits (IBA 9.7.7.2): every ACK advertises how many receive
+ * WQEs are posted, in the AETH's 5-bit logarithmic code. A QP on an SRQ
+ * cannot know its share, so it says "invalid" (no limit); so does a
+ * device with credits turned off.
+ */
+static const u16 sib_credit_table[31] = {
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+	512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+	24576, 32768,
+};
+
+u32 sib_credit_count(u8 code)
+{
+	return code < ARRAY_SIZE(sib_credit_table) ? sib_credit_table[code] :
+	       U32_MAX;
+}
+
+static u8 sib_credit_code(struct sib_qp *qp)
+{
+	int avail, lo = 0, hi = ARRAY_SIZE(sib_credit_table) - 1;
+
+	if (!qp->rq.hdr || !sib_credits_enabled(qp))
+		return SIB_AETH_CREDIT_INVALID;
+	avail = sib_queue_avail(&qp->rq);
+	if (avail <= 0)
+		return 0;
+	/* The largest code whose count does not exceed what is posted. */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+
+		if (sib_credit_table[mid] <= avail)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 static u8 sib_ack_syndrome(struct sib_qp *qp)
 {
-	return SIB_AETH_ACK | SIB_AETH_CREDIT_INVALID;
+	return SIB_AETH_ACK | sib_credit_code(qp);
 }
 
 /* NAK the request at @psn and, for errors the requester cannot retry,
@@ -65,9 +104,11 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 	ret = sib_rq_take(qp, &qp->resp.rwqe);
 	if (ret == -ENOENT) {
 		/* No receive posted: RNR NAK (IBA 9.7.5.2.8) */
-		if (qp->ib_qp.qp_type == IB_QPT_RC)
+		if (qp->ib_qp.qp_type == IB_QPT_RC) {
+			sib_count(qp->sdev, SIB_CNT_RNR_NAK_SENT);
 			sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK |
 				     qp->attr.min_rnr_timer);
+		}
 		return ret;
 	}
 	if (ret) {
@@ -483,12 +524,14 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 	if (cmp > 0) {
 		if (!qp->resp.nak_seq) {
 			qp->resp.nak_seq = true;
+			sib_count(qp->sdev, SIB_CNT_SEQ_NAK_SENT);
 			sib_resp_ack(qp, qp->resp.psn,
 				     SIB_AETH_NAK | SIB_NAK_PSN_SEQ_ERR);
 		}
 		return false;
 	}
 	if (cmp < 0) {
+		sib_count(qp->sdev, SIB_CNT_DUP_REQ);
 		sib_resp_duplicate(qp, skb);
 		return false;
 	}

@@ -277,11 +277,68 @@ static ssize_t netdev_show(struct device *device,
 }
 static DEVICE_ATTR_RO(netdev);
 
+/* End-to-end credits on (1, the default) or off (0): see status.md. */
+static ssize_t credits_show(struct device *device,
+			    struct device_attribute *attr, char *buf)
+{
+	struct sib_dev *sdev = rdma_device_to_drv_device(device, struct sib_dev,
+							 ib_dev);
+
+	return sysfs_emit(buf, "%d\n", READ_ONCE(sdev->credits));
+}
+
+static ssize_t credits_store(struct device *device,
+			     struct device_attribute *attr, const char *buf,
+			     size_t count)
+{
+	struct sib_dev *sdev = rdma_device_to_drv_device(device, struct sib_dev,
+							 ib_dev);
+	bool on;
+	int ret;
+
+	ret = kstrtobool(buf, &on);
+	if (ret)
+		return ret;
+	WRITE_ONCE(sdev->credits, on);
+	return count;
+}
+static DEVICE_ATTR_RW(credits);
+
 static struct attribute *sib_dev_attrs[] = {
 	&dev_attr_sib_abi.attr,
 	&dev_attr_netdev.attr,
+	&dev_attr_credits.attr,
 	NULL,
 };
+
+static const struct rdma_stat_desc sib_counter_descs[] = {
+	[SIB_CNT_CREDIT_STALLS].name = "credit_stalls",
+	[SIB_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
+	[SIB_CNT_RNR_NAK_RCVD].name = "rnr_nak_rcvd",
+	[SIB_CNT_SEQ_NAK_SENT].name = "seq_nak_sent",
+	[SIB_CNT_RETRANS].name = "retransmits",
+	[SIB_CNT_TIMEOUTS].name = "ack_timeouts",
+	[SIB_CNT_DUP_REQ].name = "duplicate_requests",
+};
+
+static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,
+						     u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(sib_counter_descs) != SIB_NUM_CNT);
+	return rdma_alloc_hw_stats_struct(sib_counter_descs, SIB_NUM_CNT,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int sib_get_hw_stats(struct ib_device *ib_dev,
+			    struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct sib_dev *sdev = to_sdev(ib_dev);
+	int i;
+
+	for (i = 0; i < SIB_NUM_CNT; i++)
+		stats->value[i] = atomic64_read(&sdev->cnt[i]);
+	return SIB_NUM_CNT;
+}
 
 static const struct attribute_group sib_dev_attr_group = {
 	.attrs = sib_dev_attrs,
@@ -293,6 +350,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.uverbs_abi_ver = SIB_UVERBS_ABI_VERSION,
 	.device_group = &sib_dev_attr_group,
 
+	.alloc_hw_port_stats = sib_alloc_hw_port_stats,
 	.alloc_pd = sib_alloc_pd,
 	.create_cq = sib_create_cq,
 	.create_qp = sib_create_qp,
@@ -318,6 +376,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.dealloc_ucontext = sib_dealloc_ucontext,
 	.disassociate_ucontext = sib_disassociate_ucontext,
 	.get_dev_fw_str = sib_get_dev_fw_str,
+	.get_hw_stats = sib_get_hw_stats,
 	.get_link_layer = sib_get_link_layer,
 	.get_netdev = sib_get_netdev,
 	.get_port_immutable = sib_get_port_immutable,

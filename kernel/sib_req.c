@@ -110,8 +110,11 @@ static int sib_req_fetch(struct sib_qp *qp)
 	       qp->sq.slot_size);
 	s->status = sib_req_check(qp, s);
 	s->state = SIB_SWQE_SENDING;
-	if (s->wr->opcode != IB_WR_LOCAL_INV && s->wr->opcode != IB_WR_BIND_MW)
-		s->ssn = qp->req.ssn = sib_psn_add(qp->req.ssn, 1);
+	if (s->wr->opcode != IB_WR_LOCAL_INV &&
+	    s->wr->opcode != IB_WR_BIND_MW) {
+		qp->req.ssn = sib_psn_add(qp->req.ssn, 1);
+		s->ssn = qp->req.ssn;
+	}
 	qp->req.fetched++;
 	return 0;
 }

@@ -47,6 +47,28 @@
  */
 #define SIB_ROCE_HDR_ROOM	96
 
+/**
+ * struct sib_av - where packets go: a RoCEv2 address vector
+ * @dgid, @sgid: destination and source GIDs (IPv6 or IPv4-mapped)
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @dmac:	destination MAC from ib_core's resolution
+ * @hop_limit, @traffic_class, @flow_label: GRH fields
+ * @udp_sport:	UDP source port (flow entropy, stable per QP)
+ *
+ * A copy taken when the QP is modified (or the AH created): the GID
+ * attribute ib_core lends to the verb is not kept.
+ */
+struct sib_av {
+	union ib_gid dgid;
+	union ib_gid sgid;
+	u8 network_type;
+	u8 dmac[ETH_ALEN];
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+	u16 udp_sport;
+};
+
 /* Per-device counters; names in sib_verbs.c. */
 enum sib_counter {
 	SIB_CNT_CREDIT_STALLS,
@@ -190,6 +212,12 @@ int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata);
 /* sib_verbs.c */
 extern const struct ib_device_ops sib_dev_ops;
 bool sib_port_is_active(struct sib_dev *sdev);
+
+/* sib_net.c */
+int sib_net_init(void);
+void sib_net_exit(void);
+int sib_net_dev_init(struct sib_dev *sdev);
+void sib_net_dev_fini(struct sib_dev *sdev);
 
 /* sib_main.c */
 void sib_dealloc_driver(struct ib_device *ib_dev);

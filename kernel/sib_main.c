@@ -115,6 +115,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&sib_dev_mutex);
 
+	sib_net_dev_fini(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
 	WARN_ON(!xa_empty(&sdev->qp_xa));
@@ -202,6 +203,9 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 	ret = ib_device_set_netdev(&sdev->ib_dev, ndev, 1);
 	if (ret)
 		goto err_free;
+	ret = sib_net_dev_init(sdev);
+	if (ret)
+		goto err_free;
 
 	/* Pin the memory: the device may be unregistered by others below. */
 	get_device(&sdev->ib_dev.dev);
@@ -210,6 +214,7 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 		pr_err("cannot register %s on %s: %d\n", ibdev_name,
 		       netdev_name(ndev), ret);
 		put_device(&sdev->ib_dev.dev);
+		sib_net_dev_fini(sdev);
 		goto err_free;
 	}
 
@@ -328,14 +333,21 @@ static int __init sib_init(void)
 	sib_wq = alloc_workqueue("sib", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!sib_wq)
 		return -ENOMEM;
+	ret = sib_net_init();
+	if (ret)
+		goto err_wq;
 	ret = register_netdevice_notifier(&sib_netdev_notifier);
-	if (ret) {
-		destroy_workqueue(sib_wq);
-		return ret;
-	}
+	if (ret)
+		goto err_net;
 	rdma_link_register(&sib_link_ops);
 	pr_info("loaded, version " SIB_DRV_VERSION "\n");
 	return 0;
+
+err_net:
+	sib_net_exit();
+err_wq:
+	destroy_workqueue(sib_wq);
+	return ret;
 }
 
 static void __exit sib_exit(void)
@@ -343,6 +355,7 @@ static void __exit sib_exit(void)
 	rdma_link_unregister(&sib_link_ops);
 	unregister_netdevice_notifier(&sib_netdev_notifier);
 	sib_unregister_all();
+	sib_net_exit();
 	destroy_workqueue(sib_wq);
 	pr_info("unloaded\n");
 }

@@ -126,3 +126,23 @@ void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb)
 {
 	sib_deliver_local(qp->sdev, skb);
 }
+
+/* Module-wide setup of the RoCEv2 transport (not yet: local path only). */
+int sib_net_init(void)
+{
+	return 0;
+}
+
+void sib_net_exit(void)
+{
+}
+
+/* Per device: attach to the UDP socket of the netdev's namespace. */
+int sib_net_dev_init(struct sib_dev *sdev)
+{
+	return 0;
+}
+
+void sib_net_dev_fini(struct sib_dev *sdev)
+{
+}

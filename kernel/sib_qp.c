@@ -369,6 +369,25 @@ static int sib_qp_check_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/* Take what sib needs from an address handle attribute (RoCEv2 only). */
+void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,
+		      u32 lqpn, u32 rqpn)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+
+	memset(av, 0, sizeof(*av));
+	av->dgid = grh->dgid;
+	if (grh->sgid_attr) {
+		av->sgid = grh->sgid_attr->gid;
+		av->network_type = rdma_gid_attr_network_type(grh->sgid_attr);
+	}
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->flow_label = grh->flow_label;
+	av->udp_sport = rdma_get_udp_sport(grh->flow_label, lqpn, rqpn);
+}
+
 /* Copy the attributes in @mask into the QP; under state_lock. */
 static void sib_qp_set_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
 			    int mask)
@@ -383,8 +402,14 @@ static void sib_qp_set_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
 		a->port_num = attr->port_num;
 	if (mask & IB_QP_QKEY)
 		a->qkey = attr->qkey;
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
 		a->ah_attr = attr->ah_attr;
+		/* Only lent to this call: never keep or report it. */
+		a->ah_attr.grh.sgid_attr = NULL;
+		sib_av_from_attr(&qp->av, &attr->ah_attr, sib_qpn(qp),
+				 (mask & IB_QP_DEST_QPN) ? attr->dest_qp_num :
+				 a->dest_qp_num);
+	}
 	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = attr->path_mtu;
 		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);

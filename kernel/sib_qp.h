@@ -176,6 +176,7 @@ struct sib_resp {
  * @state:	the IBA state
  * @attr:	attributes as last modified (for query_qp), under @state_lock
  * @mtu:	path MTU in bytes
+ * @av:		RC/UC destination, from the last modify with IB_QP_AV
  * @sq, @rq:	rings (no @rq with an SRQ)
  * @sq_shadow:	the kernel's copy of every SQ slot (@sq.slot_size each)
  * @swqe:	per SQ slot progress
@@ -198,6 +199,7 @@ struct sib_qp {
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
 	u32 mtu;
+	struct sib_av av;
 	u32 max_send_sge;
 	u32 max_recv_sge;
 	u32 max_inline;
@@ -305,6 +307,8 @@ void sib_qp_kick(struct sib_qp *qp);
 void sib_qp_error(struct sib_qp *qp);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);
+void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,
+		      u32 lqpn, u32 rqpn);
 
 /* sib_srq.c */
 int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,

@@ -91,7 +91,7 @@ static void sib_qp_pass(struct sib_qp *qp)
 
 /*
  * Run the engines until nothing is pending, a bounded number of passes.
- * Called with qp->engine held; whatever is left goes to sib_wq.
+ * Called with qp->engine held; sib_qp_unlock() deals with what is left.
  */
 static void sib_qp_run(struct sib_qp *qp)
 {
@@ -102,27 +102,54 @@ static void sib_qp_run(struct sib_qp *qp)
 			return;
 		sib_qp_pass(qp);
 	}
-	if (test_bit(SIB_QP_PENDING, &qp->events))
-		sib_qp_sched(qp);
+}
+
+/*
+ * Release the engines. Someone may have set the pending bit while we held
+ * them, and left the work to us (see sib_qp_kick()): look again after
+ * unlocking, and run again if we can take the lock back.
+ */
+static void sib_qp_unlock(struct sib_qp *qp)
+{
+	int loops = SIB_RUN_LOOPS;
+
+	for (;;) {
+		mutex_unlock(&qp->engine);
+		/* Pairs with the barrier after set_bit() in sib_qp_kick(). */
+		smp_mb();
+		if (!test_bit(SIB_QP_PENDING, &qp->events) ||
+		    READ_ONCE(qp->destroying))
+			return;
+		if (!loops-- || !mutex_trylock(&qp->engine)) {
+			sib_qp_sched(qp);
+			return;
+		}
+		sib_qp_run(qp);
+	}
 }
 
 /*
  * Run the engines now, in the caller's context, if nobody else is running
- * them; otherwise leave it to whoever is (they see the pending bit) or to
- * sib_wq. The caller must be able to sleep: a system call on behalf of a
- * user QP, or another QP's engine.
+ * them; if someone is, they see the pending bit when they unlock and run
+ * another pass, so no wake-up of a worker is needed. The caller must be
+ * able to sleep: a system call on behalf of a user QP, or another QP's
+ * engine. From softirq, the work goes to sib_wq.
  */
 void sib_qp_kick(struct sib_qp *qp)
 {
 	set_bit(SIB_QP_PENDING, &qp->events);
+	/* Pairs with the barrier in sib_qp_unlock(). */
+	smp_mb__after_atomic();
 	if (READ_ONCE(qp->destroying))
 		return;
-	if (!in_task() || !mutex_trylock(&qp->engine)) {
+	if (!in_task()) {
 		queue_work(sib_wq, &qp->work);
 		return;
 	}
+	if (!mutex_trylock(&qp->engine))
+		return;
 	sib_qp_run(qp);
-	mutex_unlock(&qp->engine);
+	sib_qp_unlock(qp);
 }
 
 /* Run the engines now, waiting for anyone running them. */
@@ -131,7 +158,7 @@ static void sib_qp_run_sync(struct sib_qp *qp)
 	set_bit(SIB_QP_PENDING, &qp->events);
 	mutex_lock(&qp->engine);
 	sib_qp_run(qp);
-	mutex_unlock(&qp->engine);
+	sib_qp_unlock(qp);
 }
 
 static void sib_qp_work(struct work_struct *work)
@@ -142,7 +169,7 @@ static void sib_qp_work(struct work_struct *work)
 		return;
 	mutex_lock(&qp->engine);
 	sib_qp_run(qp);
-	mutex_unlock(&qp->engine);
+	sib_qp_unlock(qp);
 }
 
 /* ---- create ---------------------------------------------------------- */

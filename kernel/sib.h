@@ -78,6 +78,7 @@ enum sib_counter {
 	SIB_CNT_RETRANS,
 	SIB_CNT_TIMEOUTS,
 	SIB_CNT_DUP_REQ,
+	SIB_CNT_QKEY_VIOL,
 	SIB_NUM_CNT
 };
 
@@ -100,7 +101,8 @@ enum sib_counter {
  * @mem:	memory keys (MRs and MWs); see sib_mr.h for its locking
  * @qp_xa:	QPs by number; the xarray's lock guards insertion and removal,
  *		lookups run under RCU and take a QP reference
- * @num_cq, @num_qp, @num_srq: live objects, bounded by the SIB_MAX_* limits
+ * @ah_xa:	AHs by number; lookups under RCU copy the AV
+ * @num_ah, @num_cq, @num_qp, @num_srq: live objects, bounded by the SIB_MAX_* limits
  * @srq_seq:	source of SRQ numbers
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
@@ -118,6 +120,8 @@ struct sib_dev {
 	bool port_active;
 	struct sib_mem_table mem;
 	struct xarray qp_xa;
+	struct xarray ah_xa;
+	atomic_t num_ah;
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;
@@ -164,6 +168,7 @@ struct sib_pd {
 #define SIB_MAX_SRQ_WR		0x4000
 #define SIB_MAX_SRQ_SGE		32
 #define SIB_MAX_RD_ATOMIC	16
+#define SIB_MAX_AH		0x10000
 
 /**
  * struct sib_cq - completion queue

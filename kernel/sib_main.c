@@ -77,6 +77,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	atomic_set(&sdev->num_pd, 0);
 	sib_mem_table_init(&sdev->mem);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
 	INIT_LIST_HEAD(&sdev->list);
 
@@ -118,8 +119,10 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	sib_net_dev_fini(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
-	WARN_ON(!xa_empty(&sdev->qp_xa));
+	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->ah_xa) ||
+		atomic_read(&sdev->num_ah));
 	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->ah_xa);
 	ida_destroy(&sdev->pd_ida);
 	sib_mem_table_destroy(&sdev->mem);
 	pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),

@@ -642,8 +642,6 @@ static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 	if (wr->opcode > IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LSO ||
 	    (wr->send_flags & IB_SEND_INLINE))
 		return -EINVAL;
-	if (qp->ib_qp.qp_type == IB_QPT_UD)
-		return -EOPNOTSUPP;
 	if (prod - READ_ONCE(qp->sq.hdr->cons) >= qp->sq.nslots)
 		return -ENOMEM;
 
@@ -658,6 +656,10 @@ static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+	} else if (qp->ib_qp.qp_type == IB_QPT_UD) {
+		w->wr.ud.ah_handle = to_sah(ud_wr(wr)->ah)->ah_num;
+		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
 	} else if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		   wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
 		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;

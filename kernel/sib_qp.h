@@ -229,6 +229,23 @@ enum {
 	SIB_QP_PENDING,		/* the engines have work */
 };
 
+/**
+ * struct sib_ah - address handle
+ * @ib_ah:	ib_core object; must stay first
+ * @av:		the destination, copied at creation, read-only after
+ * @ah_num:	number in the device's AH table (what UD WQEs carry)
+ */
+struct sib_ah {
+	struct ib_ah ib_ah;
+	struct sib_av av;
+	u32 ah_num;
+};
+
+static inline struct sib_ah *to_sah(struct ib_ah *ib_ah)
+{
+	return container_of(ib_ah, struct sib_ah, ib_ah);
+}
+
 static inline struct sib_qp *to_sqp(struct ib_qp *ib_qp)
 {
 	return container_of(ib_qp, struct sib_qp, ib_qp);
@@ -346,6 +363,16 @@ static inline bool sib_credits_enabled(struct sib_qp *qp)
 {
 	return READ_ONCE(qp->sdev->credits);
 }
+
+/* sib_ud.c */
+int sib_create_ah(struct ib_ah *ib_ah, struct rdma_ah_init_attr *init,
+		  struct ib_udata *udata);
+int sib_destroy_ah(struct ib_ah *ib_ah, u32 flags);
+int sib_query_ah(struct ib_ah *ib_ah, struct rdma_ah_attr *attr);
+int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s);
+void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb);
+int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
+		   u32 len);
 
 /* sib_net.c */
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,

@@ -193,7 +193,7 @@ static void sib_fill_exts(struct sk_buff *skb, struct sib_send_wqe *w,
 }
 
 /* Copy @len payload bytes of @s at its send position into @buf. */
-static int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
+int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 			  u32 len)
 {
 	if (s->wr->send_flags & IB_SEND_INLINE) {
@@ -319,6 +319,8 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 		return false;
 	if (sib_op_is_rd_atomic(op) && qp->req.rd_atomic >= limit)
 		return false;
+	if (qp->ib_qp.qp_type != IB_QPT_RC)
+		return true;	/* no ACKs: no window, no credits */
 	if (sib_psn_cmp(qp->req.psn,
 			sib_psn_add(qp->comp.psn, SIB_MAX_INFLIGHT)) >= 0)
 		return false;
@@ -340,8 +342,12 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 	} else {
 		if (!sib_req_may_send(qp, s))
 			return false;
-		ret = sib_op_is_rd_atomic(op) ? sib_req_send_rd_atomic(qp, s) :
-						sib_req_send_seg(qp, s);
+		if (qp->ib_qp.qp_type == IB_QPT_UD)
+			ret = sib_ud_send(qp, s);
+		else if (sib_op_is_rd_atomic(op))
+			ret = sib_req_send_rd_atomic(qp, s);
+		else
+			ret = sib_req_send_seg(qp, s);
 		if (ret)
 			return false;	/* out of memory: try again later */
 		sib_timer_arm(qp);

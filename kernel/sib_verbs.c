@@ -49,6 +49,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 	attr->max_qp_init_rd_atom = SIB_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = SIB_MAX_RD_ATOMIC * SIB_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = SIB_MAX_AH;
 	attr->local_ca_ack_delay = 15;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
@@ -319,6 +320,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_RETRANS].name = "retransmits",
 	[SIB_CNT_TIMEOUTS].name = "ack_timeouts",
 	[SIB_CNT_DUP_REQ].name = "duplicate_requests",
+	[SIB_CNT_QKEY_VIOL].name = "qkey_violations",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,
@@ -352,9 +354,11 @@ const struct ib_device_ops sib_dev_ops = {
 
 	.alloc_hw_port_stats = sib_alloc_hw_port_stats,
 	.alloc_pd = sib_alloc_pd,
+	.create_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
 	.create_qp = sib_create_qp,
 	.create_srq = sib_create_srq,
+	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,
@@ -366,6 +370,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.post_recv = sib_post_recv,
 	.post_send = sib_post_send,
 	.post_srq_recv = sib_post_srq_recv,
+	.query_ah = sib_query_ah,
 	.query_qp = sib_query_qp,
 	.query_srq = sib_query_srq,
 	.req_notify_cq = sib_req_notify_cq,
@@ -385,6 +390,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_port = sib_query_port,
 	SIB_MR_DEV_OPS
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, sib_ah, ib_ah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sib_cq, ib_cq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sib_pd, ib_pd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sib_qp, ib_qp),

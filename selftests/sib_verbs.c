@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,8 +154,8 @@ TEST_F(dev, query_device)
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW);
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	EXPECT_LT(4096, a->max_mr_size);
+	EXPECT_EQ(0x10000, a->max_ah);
 	/* Not implemented yet, so not advertised. */
-	EXPECT_EQ(0, a->max_ah);
 	EXPECT_EQ(0, a->max_mcast_grp);
 }
 
@@ -240,14 +241,19 @@ TEST_F(dev, pd_alloc_free)
 
 TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 {
-	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 1 };
-	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+	struct ibv_alloc_dm_attr dm = { .length = 4096 };
+	struct ibv_xrcd_init_attr xrcd = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
 
-	ASSERT_NE(NULL, pd);
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_ah(pd, &ah));
+	EXPECT_EQ(NULL, ibv_alloc_dm(self->ctx, &dm));
 	EXPECT_EQ(EOPNOTSUPP, errno);
-	ASSERT_EQ(0, ibv_dealloc_pd(pd));
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_open_xrcd(self->ctx, &xrcd));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 TEST_F(dev, renamed_device_still_matched)

@@ -124,7 +124,8 @@ struct sib_sge {
 
 /*
  * Send WQE. opcode takes enum ib_uverbs_wr_opcode values (the same as
- * enum ibv_wr_opcode); send_flags takes enum ib_uverbs_send_flags values.
+ * enum ibv_wr_opcode); send_flags takes the IB_SEND_* values (the same as
+ * enum ibv_send_flags).
  * With IB_UVERBS_SEND_INLINE, inline_len bytes of data follow the header
  * in place of the SGE array; otherwise num_sge SGEs do.
  */
@@ -239,6 +240,15 @@ struct sib_create_qp_resp {
 	struct sib_ring_info sq;
 	struct sib_ring_info rq;
 	__u32 max_inline;	/* inline bytes that fit in an SQ slot */
+	__u32 reserved;
+};
+
+/*
+ * create_ah response: the AH number that UD send WQEs carry in
+ * wr.ud.ah_handle. The kernel checks it belongs to the QP's PD.
+ */
+struct sib_create_ah_resp {
+	__u32 ah_num;
 	__u32 reserved;
 };
 

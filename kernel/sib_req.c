@@ -193,8 +193,7 @@ static void sib_fill_exts(struct sk_buff *skb, struct sib_send_wqe *w,
 }
 
 /* Copy @len payload bytes of @s at its send position into @buf. */
-int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
-			  u32 len)
+int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf, u32 len)
 {
 	if (s->wr->send_flags & IB_SEND_INLINE) {
 		memcpy(buf, (void *)(s->wr + 1) + s->sent, len);

@@ -286,6 +286,7 @@ struct sib_pkt {
 	u8 hdr_len;
 	bool ack_req;
 	bool se;
+	bool corrupt;		/* fault injection: fails the ICRC check */
 };
 
 static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)

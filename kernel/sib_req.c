@@ -289,7 +289,7 @@ static bool sib_op_needs_rwqe(u8 op)
 }
 
 /*
- * End-to-end credits (IBA 9.7.7.2, C9-150): a message that consumes a
+ * End-to-end credits (IBA 9.7.7.2): a message that consumes a
  * receive WQE may start only if its SSN is within the limit the responder
  * advertised, or is the one "limited WQE" just beyond it, which probes
  * for new credits. Other messages do not count.

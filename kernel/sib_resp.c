@@ -467,7 +467,7 @@ static bool sib_resp_transport_ok(struct sib_qp *qp, u32 flags)
 	}
 }
 
-/* FIRST/MIDDLE/LAST must follow each other (IBA 9.7.5.2.1, C9-87). */
+/* FIRST/MIDDLE/LAST must follow each other (IBA 9.7.5.2.1). */
 static bool sib_resp_seq_ok(struct sib_qp *qp, u32 flags)
 {
 	u32 prev;

@@ -79,6 +79,13 @@ enum sib_counter {
 	SIB_CNT_TIMEOUTS,
 	SIB_CNT_DUP_REQ,
 	SIB_CNT_QKEY_VIOL,
+	SIB_CNT_SENT_PKTS,	/* handed on, locally or to the IP stack */
+	SIB_CNT_RCVD_PKTS,	/* queued to a QP, locally or off the wire */
+	SIB_CNT_SEND_ERRORS,	/* no route, or the IP stack refused */
+	SIB_CNT_ICRC_ERRORS,
+	SIB_CNT_HDR_ERRORS,	/* bad IP/UDP/transport header or length */
+	SIB_CNT_UNKNOWN_QPN,	/* no such QP, or not connected to the sender */
+	SIB_CNT_RX_QUEUE_FULL,	/* the QP's input queue was full */
 	SIB_NUM_CNT
 };
 
@@ -107,6 +114,10 @@ enum sib_counter {
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
+ * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
+ *		device is attached to, or NULL; @ns_node is its entry in
+ *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
+ *		the receive path walks @ns->devs under RCU.
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -129,6 +140,8 @@ struct sib_dev {
 	u32 qpn_next;
 	bool credits;
 	atomic64_t cnt[SIB_NUM_CNT];
+	struct sib_ns *ns;
+	struct list_head ns_node;
 };
 
 static inline void sib_count(struct sib_dev *sdev, unsigned int idx)
@@ -218,11 +231,13 @@ int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata);
 extern const struct ib_device_ops sib_dev_ops;
 bool sib_port_is_active(struct sib_dev *sdev);
 
-/* sib_net.c */
+/* sib_udp.c */
+struct sib_ns;
 int sib_net_init(void);
 void sib_net_exit(void);
 int sib_net_dev_init(struct sib_dev *sdev);
 void sib_net_dev_fini(struct sib_dev *sdev);
+void sib_net_dev_moved(struct sib_dev *sdev);
 
 /* sib_main.c */
 void sib_dealloc_driver(struct ib_device *ib_dev);

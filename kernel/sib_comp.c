@@ -124,16 +124,22 @@ void sib_comp_run(struct sib_qp *qp)
 	}
 }
 
-/* The oldest WQE that still waits for the peer, or NULL. */
+/*
+ * The oldest WQE that still waits for the peer, or NULL: one fully sent,
+ * or the one being sent if some of its packets are out.
+ */
 static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
 {
 	u32 idx;
 
-	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
+	for (idx = qp->comp.idx; idx != qp->req.fetched; idx++) {
 		struct sib_swqe *s = sib_comp_swqe(qp, idx);
 
-		if (s->state != SIB_SWQE_DONE)
+		if (s->state == SIB_SWQE_DONE)
+			continue;
+		if (s->state == SIB_SWQE_SENT || s->sent)
 			return s;
+		return NULL;
 	}
 	return NULL;
 }
@@ -308,6 +314,9 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 	}
 	s->rcvd += len;
 	qp->comp.psn = sib_psn_add(pkt->psn, 1);
+	/* Every response is progress (IBA 9.7.6.1.3). */
+	qp->comp.retry = qp->attr.retry_cnt;
+	sib_timer_restart(qp);
 	if (pkt->flags & SIB_OP_LAST) {
 		if (s->rcvd != s->len) {
 			sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
@@ -315,8 +324,6 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 		}
 		s->state = SIB_SWQE_DONE;
 		qp->req.rd_atomic--;
-		qp->comp.retry = qp->attr.retry_cnt;
-		sib_timer_restart(qp);
 	}
 }
 
@@ -342,6 +349,20 @@ static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
 	sib_timer_restart(qp);
 }
 
+/* The oldest READ or atomic waiting for its response, or NULL. */
+static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
+{
+	u32 idx;
+
+	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
+		struct sib_swqe *s = sib_comp_swqe(qp, idx);
+
+		if (s->state == SIB_SWQE_SENT && sib_is_rd_atomic(s))
+			return s;
+	}
+	return NULL;
+}
+
 /* A response for a READ or atomic: it must be the next one expected. */
 static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 {
@@ -351,11 +372,17 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	if (pkt->flags & SIB_OP_AETH)
 		sib_comp_credit(qp, be32_to_cpu(((struct sib_aeth *)
 				sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
-	/* Everything before this response's PSN has arrived. */
-	sib_comp_ack_upto(qp, sib_psn_add(pkt->psn, SIB_PSN_MASK));
-	s = sib_comp_oldest(qp);
-	if (!s || s->state != SIB_SWQE_SENT || pkt->psn != qp->comp.psn)
-		return;		/* duplicate or out of order: drop */
+	/*
+	 * A response acknowledges the requests before its READ or atomic,
+	 * not the earlier responses of the same READ, which may be missing.
+	 */
+	s = sib_comp_rd_atomic(qp);
+	if (!s || sib_psn_cmp(pkt->psn, s->first_psn) < 0 ||
+	    sib_psn_cmp(pkt->psn, s->last_psn) > 0)
+		return;		/* duplicate, or not ours: drop */
+	sib_comp_ack_upto(qp, sib_psn_add(s->first_psn, SIB_PSN_MASK));
+	if (sib_comp_oldest(qp) != s || pkt->psn != qp->comp.psn)
+		return;		/* out of order: the timer recovers */
 	if (pkt->flags & SIB_OP_READ) {
 		if (s->wr->opcode == IB_WR_RDMA_READ)
 			sib_comp_read_resp(qp, s, skb);

@@ -95,15 +95,12 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	return sdev;
 }
 
-/* Undo sib_alloc() for a device that never registered. */
+/*
+ * Undo sib_alloc() for a device that never registered: ib_dealloc_device()
+ * calls sib_dealloc_driver() for it too, which undoes everything.
+ */
 static void sib_free_unregistered(struct sib_dev *sdev)
 {
-	mutex_lock(&sib_dev_mutex);
-	list_del_init(&sdev->list);
-	mutex_unlock(&sib_dev_mutex);
-	ida_destroy(&sdev->pd_ida);
-	sib_mem_table_destroy(&sdev->mem);
-	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	ib_dealloc_device(&sdev->ib_dev);
 }
 
@@ -111,9 +108,11 @@ static void sib_free_unregistered(struct sib_dev *sdev)
 void sib_dealloc_driver(struct ib_device *ib_dev)
 {
 	struct sib_dev *sdev = to_sdev(ib_dev);
+	bool registered;
 
 	mutex_lock(&sib_dev_mutex);
 	list_del_init(&sdev->list);
+	registered = sdev->registered;
 	mutex_unlock(&sib_dev_mutex);
 
 	sib_net_dev_fini(sdev);
@@ -125,8 +124,9 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	xa_destroy(&sdev->ah_xa);
 	ida_destroy(&sdev->pd_ida);
 	sib_mem_table_destroy(&sdev->mem);
-	pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),
-		netdev_name(sdev->ndev));
+	if (registered)
+		pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),
+			netdev_name(sdev->ndev));
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
@@ -186,7 +186,6 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	ret = sib_claim_ndev(sdev);
 	if (ret) {
-		netdev_put(ndev, &sdev->ndev_tracker);
 		ib_dealloc_device(&sdev->ib_dev);
 		return ret;
 	}
@@ -285,6 +284,9 @@ static int sib_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UNREGISTER:
 		if (ndev->reg_state != NETREG_REGISTERED)
 			sib_ndev_unregister(sdev);
+		break;
+	case NETDEV_REGISTER:	/* moved to another network namespace */
+		sib_net_dev_moved(sdev);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

@@ -76,11 +76,6 @@ u32 sib_new_key(u32 index)
 	return (index << 8) | get_random_u8();
 }
 
-static u32 sib_next_key(u32 key)
-{
-	return (key & ~0xffu) | ((key + 1) & 0xff);
-}
-
 /* Caller holds rcu_read_lock(); the result stays valid until it drops it. */
 struct sib_mkey *sib_mkey_find(struct sib_mem_table *t, u32 key)
 {
@@ -666,7 +661,6 @@ static void sib_rereg_apply(struct sib_mr *mr, struct sib_rereg *r)
 	mr->length = r->length;
 	mr->access = r->access;
 	mr->pd = r->pd;
-	mr->key = sib_next_key(mr->key);
 	mr->state = SIB_MEM_VALID;
 	write_seqcount_end(&mr->seq);
 	spin_unlock_irqrestore(&mr->lock, flags);
@@ -678,8 +672,9 @@ static void sib_rereg_apply(struct sib_mr *mr, struct sib_rereg *r)
 }
 
 /*
- * Always modified in place (returns NULL): the index stays, the key byte
- * moves on, and no lookup succeeds while the MR changes. ib_core updates
+ * Always modified in place (returns NULL): the keys stay (as on mlx5;
+ * rdma-core's tests rely on it), and no lookup succeeds while the MR
+ * changes. ib_core updates
  * ib_mr.pd, .iova and .length itself after we return.
  */
 struct ib_mr *sib_rereg_user_mr(struct ib_mr *ib_mr, int flags, u64 start,

@@ -4,9 +4,27 @@
  *
  * A packet is an skb whose data starts at the BTH. Between QPs of the
  * same device it is delivered directly to the destination QP's input
- * queue (the local path); the RoCEv2 path adds IP/UDP and the ICRC around
- * the same bytes.
+ * queue (the local path). To anyone else it goes as RoCEv2 (IBA annex
+ * A17): UDP to port 4791 in IPv4 or IPv6, with the ICRC after the
+ * payload, through the IP stack of the netdev's network namespace; the
+ * neighbour layer resolves the next hop. Packets come back through the
+ * UDP tunnel socket of that namespace (sib_udp.c) into sib_pkt_rcv().
+ *
+ * Every packet off the wire is hostile: sib_pkt_rcv() checks the IP and
+ * UDP framing, the ICRC, the transport headers and lengths, and that the
+ * destination QP exists and is connected to the sender, before it queues
+ * the packet for the QP's engines. Each refusal is counted.
  */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <asm/unaligned.h>
+#include <net/dst.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
 #include "sib_qp.h"
@@ -14,7 +32,12 @@
 /* Room in front of the BTH for the RoCEv2 encapsulation. */
 #define SIB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr))
-#define SIB_ICRC_LEN	4
+
+/* BTH TVer: transport header version 0 is the only one. */
+#define SIB_BTH_TVER_MASK	0x0f
+
+/* Packets a QP's input queue may hold before the wire path drops more. */
+#define SIB_RXQ_MAX		4096
 
 /**
  * sib_pkt_alloc - allocate a packet and fill its BTH
@@ -68,7 +91,8 @@ struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
  * @skb: the packet, data at the BTH, linear
  *
  * Nothing in the packet is trusted: the opcode must be one sib speaks, the
- * headers it implies must fit, and the pad count must fit the payload.
+ * transport version 0 and the P_Key the default one, the headers the
+ * opcode implies must fit, and the pad count must fit the payload.
  * Returns 0 or -EINVAL (the caller drops the packet and counts it).
  */
 int sib_pkt_parse(struct sk_buff *skb)
@@ -83,6 +107,9 @@ int sib_pkt_parse(struct sk_buff *skb)
 	bth = (const struct sib_bth *)skb->data;
 	if (!(sib_op_flags(bth->opcode) & SIB_OP_VALID))
 		return -EINVAL;
+	if ((bth->flags & SIB_BTH_TVER_MASK) ||
+	    (be16_to_cpu(bth->pkey) & 0x7fff) != 0x7fff)
+		return -EINVAL;
 	hdr_len = sib_opinfo[bth->opcode].hdr_len;
 	pad = (bth->flags & SIB_BTH_PAD_MASK) >> SIB_BTH_PAD_SHIFT;
 	if (skb->len < hdr_len + pad)
@@ -94,6 +121,7 @@ int sib_pkt_parse(struct sk_buff *skb)
 		return -EINVAL;
 
 	apsn = be32_to_cpu(bth->apsn);
+	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = bth->opcode;
 	pkt->flags = sib_op_flags(bth->opcode);
 	pkt->hdr_len = hdr_len;
@@ -104,6 +132,8 @@ int sib_pkt_parse(struct sk_buff *skb)
 	pkt->se = !!(bth->flags & SIB_BTH_SE);
 	return 0;
 }
+
+/* ---- the local path ------------------------------------------------------ */
 
 /*
  * Hand a packet to its destination QP on this device. The packet was built
@@ -117,32 +147,392 @@ static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
+	sib_count(sdev, SIB_CNT_RCVD_PKTS);
 	skb_queue_tail(&dst->rxq, skb);
 	sib_qp_kick(dst);
 	sib_qp_put(dst);
 }
 
+/* ---- where packets go ------------------------------------------------------ */
+
+static bool sib_av_is_v4(const struct sib_av *av)
+{
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		return true;
+	if (av->network_type == RDMA_NETWORK_IPV6)
+		return false;
+	return ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
+}
+
+static void sib_route_drop(struct sib_route *r)
+{
+	dst_release(r->dst);
+	r->dst = NULL;
+	r->net = NULL;
+}
+
+/* Is @gid one of this device's GIDs? */
+static bool sib_gid_is_ours(struct sib_dev *sdev, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_find_gid_by_port(&sdev->ib_dev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+/*
+ * Does a packet to @av stay on this device? On loopback always (nothing
+ * else is reachable there); otherwise when the destination GID is one of
+ * ours. Decided once per address vector, under the QP's engine mutex.
+ */
+static bool sib_route_local(struct sib_qp *qp, const struct sib_av *av)
+{
+	struct sib_route *r = &qp->route;
+
+	if (r->valid && r->network_type == av->network_type &&
+	    !memcmp(&r->dgid, &av->dgid, sizeof(r->dgid)) &&
+	    !memcmp(&r->sgid, &av->sgid, sizeof(r->sgid)))
+		return r->local;
+
+	sib_route_drop(r);
+	r->dgid = av->dgid;
+	r->sgid = av->sgid;
+	r->network_type = av->network_type;
+	r->local = (qp->sdev->ndev->flags & IFF_LOOPBACK) ||
+		   !memcmp(&av->dgid, &av->sgid, sizeof(av->dgid)) ||
+		   sib_gid_is_ours(qp->sdev, &av->dgid);
+	r->valid = true;
+	return r->local;
+}
+
+static struct dst_entry *sib_lookup4(struct net *net, struct net_device *ndev,
+				     const struct sib_av *av)
+{
+	struct flowi4 fl4 = {
+		.flowi4_oif = ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.fl4_dport = htons(ROCE_V2_UDP_DPORT),
+		.fl4_sport = htons(av->udp_sport),
+	};
+	struct rtable *rt;
+
+	memcpy(&fl4.saddr, av->sgid.raw + 12, sizeof(fl4.saddr));
+	memcpy(&fl4.daddr, av->dgid.raw + 12, sizeof(fl4.daddr));
+	rt = ip_route_output_key(net, &fl4);
+	return IS_ERR(rt) ? ERR_CAST(rt) : &rt->dst;
+}
+
+static struct dst_entry *sib_lookup6(struct net *net, struct net_device *ndev,
+				     const struct sib_av *av, u32 *cookie)
+{
+	struct flowi6 fl6 = {
+		.flowi6_oif = ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.fl6_dport = htons(ROCE_V2_UDP_DPORT),
+		.fl6_sport = htons(av->udp_sport),
+	};
+	struct dst_entry *dst;
+
+	memcpy(&fl6.saddr, av->sgid.raw, sizeof(fl6.saddr));
+	memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst))
+		return dst;
+	if (dst->error) {
+		int err = dst->error;
+
+		dst_release(dst);
+		return ERR_PTR(err);
+	}
+	*cookie = rt6_get_cookie((struct rt6_info *)dst);
+	return dst;
+}
+
+/*
+ * The route to a remote @av in @net, with a reference for the caller. The
+ * route is cached in the QP (sib_route_local() has keyed the cache to
+ * @av) until dst_check() says it is stale, or the netdev changed
+ * namespace. Called under rcu_read_lock() and the QP's engine mutex.
+ */
+static struct dst_entry *sib_route_get(struct sib_qp *qp,
+				       const struct sib_av *av, struct net *net)
+{
+	struct sib_route *r = &qp->route;
+	struct dst_entry *dst;
+
+	if (r->dst && r->net == net && dst_check(r->dst, r->cookie))
+		return dst_clone(r->dst);
+	sib_route_drop(r);
+	r->cookie = 0;
+	if (sib_av_is_v4(av))
+		dst = sib_lookup4(net, qp->sdev->ndev, av);
+	else
+		dst = sib_lookup6(net, qp->sdev->ndev, av, &r->cookie);
+	if (IS_ERR(dst))
+		return dst;
+	r->dst = dst;
+	r->net = net;
+	return dst_clone(dst);
+}
+
+/* ---- RoCEv2 encapsulation ------------------------------------------------- */
+
+static void sib_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh = skb_push(skb, sizeof(*uh));
+
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(ROCE_V2_UDP_DPORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;		/* RoCEv2 over IPv4 and IPv6, as rdma_rxe */
+}
+
+static void sib_push_ip4(struct net *net, struct sk_buff *skb,
+			 const struct sib_av *av, struct dst_entry *dst)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = av->hop_limit ?: ip4_dst_hoplimit(dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;		/* ip_local_out() computes it */
+	memcpy(&iph->saddr, av->sgid.raw + 12, sizeof(iph->saddr));
+	memcpy(&iph->daddr, av->dgid.raw + 12, sizeof(iph->daddr));
+	ip_select_ident(net, skb, NULL);
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
+			 struct dst_entry *dst)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     htonl(av->flow_label & IB_GRH_FLOWLABEL_MASK));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = av->hop_limit ?: ip6_dst_hoplimit(dst);
+	memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
+	memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/*
+ * Put @skb (data at the BTH) on the wire to @av. The ICRC goes in the
+ * tailroom sib_pkt_alloc() kept, UDP and IP in its headroom. Called with
+ * the QP's engine mutex held, in process context.
+ */
+static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
+		    const struct sib_av *av)
+{
+	struct dst_entry *dst;
+	struct net *net;
+	int ret;
+
+	rcu_read_lock();
+	/* Stable under RCU: a netns move synchronises RCU before changing it. */
+	net = dev_net(qp->sdev->ndev);
+	dst = sib_route_get(qp, av, net);
+	if (IS_ERR(dst)) {
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	skb_put_zero(skb, SIB_ICRC_LEN);
+	sib_push_udp(skb, av->udp_sport);
+	if (sib_av_is_v4(av))
+		sib_push_ip4(net, skb, av, dst);
+	else
+		sib_push_ip6(skb, av, dst);
+	put_unaligned_le32(sib_icrc(skb), skb_tail_pointer(skb) - SIB_ICRC_LEN);
+
+	/* skb->cb becomes the IP layer's; sib_pkt is no longer needed. */
+	memset(skb->cb, 0, sizeof(skb->cb));
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->dev = dst->dev;
+	skb_dst_set(skb, dst);
+	if (skb->protocol == htons(ETH_P_IP))
+		ret = ip_local_out(net, NULL, skb);
+	else
+		ret = ip6_local_out(net, NULL, skb);
+	rcu_read_unlock();
+	return net_xmit_eval(ret);
+}
+
+/**
+ * sib_pkt_send_av - send a packet to an address vector
+ * @qp:		the sending QP, whose engine mutex the caller holds
+ * @skb:	the packet, from sib_pkt_alloc(), data at the BTH
+ * @av:		where it goes (the QP's own for RC/UC, an AH's for UD)
+ *
+ * To a QP of this device directly, to anyone else as RoCEv2. A packet the
+ * IP stack cannot take (no route, no memory) is dropped and counted; the
+ * QP's retransmission recovers.
+ */
+void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
+		     const struct sib_av *av)
+{
+	struct sib_dev *sdev = qp->sdev;
+
+	lockdep_assert_held(&qp->engine);
+	sib_count(sdev, SIB_CNT_SENT_PKTS);
+	if (sib_route_local(qp, av)) {
+		sib_deliver_local(sdev, skb);
+		return;
+	}
+	if (sib_xmit(qp, skb, av))
+		sib_count(sdev, SIB_CNT_SEND_ERRORS);
+}
+
+/* Send a packet of a connected (RC or UC) QP to its peer. */
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb)
 {
-	sib_deliver_local(qp->sdev, skb);
+	unsigned long flags;
+	struct sib_av av;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	av = qp->av;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	sib_pkt_send_av(qp, skb, &av);
 }
 
-/* Module-wide setup of the RoCEv2 transport (not yet: local path only). */
-int sib_net_init(void)
+/* The QP is being destroyed and its engines have stopped. */
+void sib_net_qp_fini(struct sib_qp *qp)
 {
-	return 0;
+	sib_route_drop(&qp->route);
+	qp->route.valid = false;
 }
 
-void sib_net_exit(void)
+/* ---- off the wire ---------------------------------------------------------- */
+
+/*
+ * The IP header in front of UDP must be plain: IPv4 without options or
+ * IPv6 without extension headers, as the ICRC covers exactly those.
+ */
+static bool sib_rcv_ip_ok(struct sk_buff *skb)
 {
+	int ip_len = skb->data - skb_network_header(skb);
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return ip_hdr(skb)->version == 4 &&
+		       ip_len == sizeof(struct iphdr);
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_hdr(skb)->version == 6 &&
+		       ip_len == sizeof(struct ipv6hdr);
+	return false;
 }
 
-/* Per device: attach to the UDP socket of the netdev's namespace. */
-int sib_net_dev_init(struct sib_dev *sdev)
+/* Does the packet come from, and go to, where @qp is connected? */
+static bool sib_rcv_addr_ok(struct sk_buff *skb, const struct sib_av *av)
 {
-	return 0;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		return sib_av_is_v4(av) &&
+		       !memcmp(&iph->saddr, av->dgid.raw + 12, 4) &&
+		       !memcmp(&iph->daddr, av->sgid.raw + 12, 4);
+	}
+	return !sib_av_is_v4(av) &&
+	       !memcmp(&ipv6_hdr(skb)->saddr, av->dgid.raw, 16) &&
+	       !memcmp(&ipv6_hdr(skb)->daddr, av->sgid.raw, 16);
 }
 
-void sib_net_dev_fini(struct sib_dev *sdev)
+/*
+ * May @qp take this packet? A connected QP only from its peer, and no
+ * payload above its path MTU; a UD QP checks the Q_Key itself. Returns
+ * the counter to bump, or SIB_NUM_CNT if all is well.
+ */
+static unsigned int sib_rcv_qp_check(struct sib_qp *qp, struct sk_buff *skb)
 {
+	unsigned int ret = SIB_NUM_CNT;
+	unsigned long flags;
+
+	if (qp->ib_qp.qp_type == IB_QPT_UD)
+		return sib_pkt(skb)->paylen > qp->mtu ? SIB_CNT_HDR_ERRORS :
+		       SIB_NUM_CNT;
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (!sib_rcv_addr_ok(skb, &qp->av))
+		ret = SIB_CNT_UNKNOWN_QPN;
+	else if (sib_pkt(skb)->paylen > qp->mtu)
+		ret = SIB_CNT_HDR_ERRORS;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return ret;
+}
+
+/*
+ * Check the framing and the ICRC of a packet whose data starts at the UDP
+ * header, and strip both: on success the data starts at the BTH and ends
+ * with the padded payload. Returns the counter to bump on failure, or
+ * SIB_NUM_CNT.
+ */
+static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
+{
+	u32 icrc;
+
+	if (skb_linearize(skb) || !sib_rcv_ip_ok(skb) ||
+	    skb->len < sizeof(struct udphdr) + sizeof(struct sib_bth) +
+		       SIB_ICRC_LEN)
+		return SIB_CNT_HDR_ERRORS;
+	icrc = get_unaligned_le32(skb_tail_pointer(skb) - SIB_ICRC_LEN);
+	if (icrc != sib_icrc(skb))
+		return SIB_CNT_ICRC_ERRORS;
+	__skb_pull(skb, sizeof(struct udphdr));
+	__skb_trim(skb, skb->len - SIB_ICRC_LEN);
+	if (sib_pkt_parse(skb))
+		return SIB_CNT_HDR_ERRORS;
+	return SIB_NUM_CNT;
+}
+
+/**
+ * sib_pkt_rcv - take a RoCEv2 packet off the wire
+ * @sdev:	the device bound to the netdev it arrived on
+ * @skb:	the packet, data at the UDP header (consumed)
+ *
+ * Called in softirq from the UDP tunnel socket (sib_udp.c), under RCU.
+ * Queues the packet to its QP and schedules the QP's engines, which never
+ * run here.
+ */
+void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
+{
+	unsigned int err;
+	struct sib_qp *qp;
+
+	err = sib_rcv_unwrap(skb);
+	if (err != SIB_NUM_CNT)
+		goto drop;
+	qp = sib_qp_get(sdev, sib_pkt(skb)->qpn);
+	if (!qp) {
+		err = SIB_CNT_UNKNOWN_QPN;
+		goto drop;
+	}
+	err = sib_rcv_qp_check(qp, skb);
+	if (err == SIB_NUM_CNT && skb_queue_len(&qp->rxq) >= SIB_RXQ_MAX)
+		err = SIB_CNT_RX_QUEUE_FULL;
+	if (err != SIB_NUM_CNT) {
+		sib_qp_put(qp);
+		goto drop;
+	}
+	/* Keep the headers (UD reads the IP header); drop the rest. */
+	skb_scrub_packet(skb, true);
+	skb->dev = NULL;
+	sib_count(sdev, SIB_CNT_RCVD_PKTS);
+	skb_queue_tail(&qp->rxq, skb);
+	sib_qp_sched(qp);
+	sib_qp_put(qp);
+	return;
+
+drop:
+	sib_count(sdev, err);
+	kfree_skb(skb);
 }

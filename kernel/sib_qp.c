@@ -350,6 +350,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	skb_queue_purge(&qp->rxq);
+	sib_net_qp_fini(qp);
 	sib_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
 	return 0;
@@ -807,7 +808,7 @@ static void sib_flush_rq(struct sib_qp *qp)
 	}
 	if (!qp->rq.hdr)
 		return;		/* an SRQ's WQEs are not the QP's to flush */
-	while (!sib_ring_take_rwqe(&qp->rq, SIB_MAX_SGE, &rwqe)) {
+	while (!sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, &rwqe)) {
 		cqe.wr_id = rwqe.wr_id;
 		if (sib_cq_post(sib_qp_rcq(qp), &cqe, false))
 			break;

@@ -97,6 +97,7 @@ struct sib_swqe {
  * @ssn:	SSN of the last message fetched (24 bits, like the MSN)
  * @lsn:	limit sequence number from the responder's credits
  * @credit_unlimited: the responder sent "no credit information"
+ * @noack:	packets sent since the last one asking for an ACK
  */
 struct sib_req {
 	u32 psn;
@@ -107,6 +108,7 @@ struct sib_req {
 	u32 ssn;
 	u32 lsn;
 	bool credit_unlimited;
+	u32 noack;
 };
 
 /**
@@ -165,6 +167,28 @@ struct sib_resp {
 };
 
 /**
+ * struct sib_route - where a QP's packets went last (sib_net.c)
+ * @dgid, @sgid, @network_type: the address vector this was computed for
+ * @valid:	the fields below belong to that address vector
+ * @local:	the destination is this device: the local path
+ * @dst:	cached route to a remote destination (a reference), or NULL
+ * @net:	the namespace @dst was looked up in
+ * @cookie:	IPv6 route cookie for dst_check()
+ *
+ * Used only by sib_pkt_send(), under the QP's @engine mutex.
+ */
+struct sib_route {
+	union ib_gid dgid;
+	union ib_gid sgid;
+	u8 network_type;
+	bool valid;
+	bool local;
+	struct dst_entry *dst;
+	struct net *net;
+	u32 cookie;
+};
+
+/**
  * struct sib_qp - queue pair
  * @ib_qp:	ib_core object; must stay first
  * @sdev:	the device
@@ -189,6 +213,7 @@ struct sib_resp {
  * @destroying:	set once destroy begins; nothing re-arms work or timers
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
  * @sq_lock, @rq_lock: serialise kernel consumers posting to the rings
+ * @route:	transmit route cache, under @engine
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -221,6 +246,7 @@ struct sib_qp {
 	struct sib_req req;
 	struct sib_comp comp;
 	struct sib_resp resp;
+	struct sib_route route;
 };
 
 enum {
@@ -375,10 +401,16 @@ void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb);
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 		   u32 len);
 
-/* sib_net.c */
+/* sib_net.c, sib_icrc.c */
+#define SIB_ICRC_LEN	4
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
+void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
+		     const struct sib_av *av);
 int sib_pkt_parse(struct sk_buff *skb);
+void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
+void sib_net_qp_fini(struct sib_qp *qp);
+u32 sib_icrc(const struct sk_buff *skb);
 
 #endif /* SIB_QP_H */

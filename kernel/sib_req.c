@@ -10,6 +10,7 @@
 
 #define SIB_REQ_BUDGET		64	/* packets per run, then requeue */
 #define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */
+#define SIB_ACK_EVERY		64	/* AckReq at least this often */
 
 static struct sib_swqe *sib_swqe_at(struct sib_qp *qp, u32 idx)
 {
@@ -217,16 +218,27 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 	bool first = !s->sent, last = s->sent + seg == s->len;
 	bool rc = qp->ib_qp.qp_type == IB_QPT_RC;
 	struct sk_buff *skb;
+	bool ack;
 	u8 op;
 	int ret;
 
 	op = sib_send_opcode(qp, w->opcode, first, last);
-	skb = sib_pkt_alloc(qp, op, seg, qp->req.psn, rc && last);
+	/*
+	 * Ask for an ACK at the end of each message, and every
+	 * SIB_ACK_EVERY packets within a long one, so that the window of
+	 * unacknowledged PSNs keeps moving.
+	 */
+	ack = rc && (last || !(++qp->req.noack % SIB_ACK_EVERY));
+	skb = sib_pkt_alloc(qp, op, seg, qp->req.psn, ack);
 	if (!skb)
 		return -ENOMEM;
+	if (ack)
+		qp->req.noack = 0;
 	sib_fill_exts(skb, w, s->len);
-	if (last && (w->send_flags & IB_SEND_SOLICITED))
+	if (last && (w->send_flags & IB_SEND_SOLICITED)) {
 		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
+		sib_pkt(skb)->se = true;
+	}
 	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), seg);
 	if (ret) {
 		kfree_skb(skb);
@@ -397,6 +409,21 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 		if (sib_psn_cmp(s->last_psn, psn) < 0)
 			continue;
 		break;
+	}
+	/*
+	 * A READ whose responses stopped part-way is asked for again whole:
+	 * its responses must restart at its first PSN, where the restarted
+	 * WQE scatters from, and the responder replays a duplicate READ only
+	 * from its first PSN.
+	 */
+	if (idx != qp->req.idx) {
+		struct sib_swqe *s = sib_swqe_at(qp, idx);
+
+		if (s->wr->opcode == IB_WR_RDMA_READ &&
+		    sib_psn_cmp(psn, s->first_psn) > 0) {
+			psn = s->first_psn;
+			qp->comp.psn = psn;
+		}
 	}
 	qp->req.idx = idx;
 	for (; idx != qp->req.fetched; idx++) {

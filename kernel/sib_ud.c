@@ -142,16 +142,6 @@ static void sib_ud_push_iphdr(struct sk_buff *skb, const struct sib_av *av,
 	}
 }
 
-/*
- * Until the RoCEv2 path knows per-packet destinations, UD datagrams take
- * the local path: the destination QP must be on this device.
- */
-static void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
-			    const struct sib_av *av)
-{
-	sib_pkt_send(qp, skb);
-}
-
 /* Build and send the one packet of a UD SEND; the WQE is then done. */
 int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s)
 {
@@ -181,8 +171,10 @@ int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s)
 	deth->sqp = cpu_to_be32(sib_qpn(qp));
 	if (op == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE)
 		*(__be32 *)sib_pkt_eth(skb, SIB_OP_IMMDT) = w->ex.imm_data;
-	if (w->send_flags & IB_SEND_SOLICITED)
+	if (w->send_flags & IB_SEND_SOLICITED) {
 		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
+		sib_pkt(skb)->se = true;
+	}
 
 	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), s->len);
 	if (ret) {

@@ -321,6 +321,13 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_TIMEOUTS].name = "ack_timeouts",
 	[SIB_CNT_DUP_REQ].name = "duplicate_requests",
 	[SIB_CNT_QKEY_VIOL].name = "qkey_violations",
+	[SIB_CNT_SENT_PKTS].name = "sent_pkts",
+	[SIB_CNT_RCVD_PKTS].name = "rcvd_pkts",
+	[SIB_CNT_SEND_ERRORS].name = "send_errors",
+	[SIB_CNT_ICRC_ERRORS].name = "icrc_errors",
+	[SIB_CNT_HDR_ERRORS].name = "hdr_errors",
+	[SIB_CNT_UNKNOWN_QPN].name = "unknown_qpn",
+	[SIB_CNT_RX_QUEUE_FULL].name = "rx_queue_full",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,
@@ -355,6 +362,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.alloc_hw_port_stats = sib_alloc_hw_port_stats,
 	.alloc_pd = sib_alloc_pd,
 	.create_ah = sib_create_ah,
+	.create_user_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
 	.create_qp = sib_create_qp,
 	.create_srq = sib_create_srq,

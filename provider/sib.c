@@ -94,6 +94,55 @@ static int sib_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /* ---------------------------------------------------------------------
+ * Address handles
+ *
+ * The kernel keeps the address vector (and resolves the destination MAC);
+ * UD send WQEs name it by the AH number the create response carries.
+ */
+struct ibv_ah *sib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct sib_cmd_create_ah_resp resp;
+	struct sib_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	if (!resp.drv_payload.ah_num) {
+		verbs_err(&to_sctx(pd->context)->ibv_ctx,
+			  "kernel created an AH without an AH number");
+		ibv_cmd_destroy_ah(&ah->ibv_ah);
+		free(ah);
+		errno = EPROTO;
+		return NULL;
+	}
+
+	ah->ah_num = resp.drv_payload.ah_num;
+	return &ah->ibv_ah;
+}
+
+int sib_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ibah);
+	if (ret)
+		return ret;
+
+	free(to_sah(ibah));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
  * Shared rings
  */
 static bool sib_is_pow2(uint32_t v)
@@ -158,6 +207,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.alloc_mw = sib_alloc_mw,
 	.alloc_pd = sib_alloc_pd,
 	.bind_mw = sib_bind_mw,
+	.create_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
 	.create_cq_ex = sib_create_cq_ex,
 	.create_qp = sib_create_qp,
@@ -167,6 +217,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.dealloc_mw = sib_dealloc_mw,
 	.dealloc_pd = sib_dealloc_pd,
 	.dereg_mr = sib_dereg_mr,
+	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,

@@ -174,6 +174,19 @@ static inline struct sib_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
 }
 
 /* ---------------------------------------------------------------------
+ * Address handles
+ */
+struct sib_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_num;		/* what UD send WQEs carry */
+};
+
+static inline struct sib_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct sib_ah, ibv_ah);
+}
+
+/* ---------------------------------------------------------------------
  * Shared receive queues
  */
 struct sib_srq {
@@ -201,17 +214,22 @@ SIB_DECLARE_DRV_CMD(sib_cmd_resize_cq, ibv_resize_cq, sib_empty,
 		    ib_uverbs_resize_cq_resp, sib_create_cq_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_qp_ex, ibv_create_qp_ex, sib_empty,
 		    ib_uverbs_ex_create_qp_resp, sib_create_qp_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_ah, ib_uverbs_create_ah, sib_empty,
+		    ib_uverbs_create_ah_resp, sib_create_ah_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_srq, ibv_create_srq, sib_empty,
 		    ib_uverbs_create_srq_resp, sib_create_srq_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_xsrq, ibv_create_xsrq, sib_empty,
 		    ib_uverbs_create_srq_resp, sib_create_srq_resp);
 
 /* Extended commands travel in 8-byte words on the write() path. */
-_Static_assert(sizeof(struct sib_cmd_create_cq_ex) % 8 == 0 &&
-		       sizeof(struct sib_cmd_create_cq_ex_resp) % 8 == 0 &&
-		       sizeof(struct sib_cmd_create_qp_ex) % 8 == 0 &&
-		       sizeof(struct sib_cmd_create_qp_ex_resp) % 8 == 0,
+#define SIB_EX_CMD_WORDS_OK                                                    \
+	(sizeof(struct sib_cmd_create_cq_ex) % 8 == 0 &&                       \
+	 sizeof(struct sib_cmd_create_cq_ex_resp) % 8 == 0 &&                  \
+	 sizeof(struct sib_cmd_create_qp_ex) % 8 == 0 &&                       \
+	 sizeof(struct sib_cmd_create_qp_ex_resp) % 8 == 0)
+_Static_assert(SIB_EX_CMD_WORDS_OK,
 	       "extended sib commands must be made of 64-bit words");
+#undef SIB_EX_CMD_WORDS_OK
 
 /* ---------------------------------------------------------------------
  * Conversions
@@ -235,6 +253,10 @@ static inline struct sib_pd *to_spd(struct ibv_pd *ibpd)
  * Verbs, by file
  */
 
+/* sib.c */
+struct ibv_ah *sib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int sib_destroy_ah(struct ibv_ah *ibah);
+
 /* sib_mr.c */
 struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  uint64_t hca_va, int access);
@@ -256,6 +278,7 @@ int sib_destroy_cq(struct ibv_cq *ibcq);
 int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int sib_resize_cq(struct ibv_cq *ibcq, int cqe);
+void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 /* sib_qp.c */
 struct ibv_qp *sib_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

@@ -95,6 +95,8 @@ sib_static_offset(struct sib_create_qp_resp, sq, 0);
 sib_static_offset(struct sib_create_qp_resp, rq, 24);
 sib_static_offset(struct sib_create_qp_resp, max_inline, 48);
 sib_static_size(struct sib_create_srq_resp, 32);
+sib_static_size(struct sib_create_ah_resp, 8);
+sib_static_offset(struct sib_create_ah_resp, ah_num, 0);
 sib_static_offset(struct sib_create_srq_resp, ring, 0);
 sib_static_offset(struct sib_create_srq_resp, srq_num, 24);
 

@@ -177,6 +177,43 @@ int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Remove the CQEs of QP @qpn that the process has not polled yet, as a
+ * QP moving to Reset leaves no trace in its CQs. The slots between cons
+ * and prod belong to the consumer until cons moves past them, so the
+ * CQEs to keep are packed towards prod (in order) and cons is moved up
+ * over the freed slots. CQEs the kernel adds meanwhile lie beyond the
+ * prod read here and are not touched; none of them is for @qpn, whose
+ * engines the kernel stopped before the reset returned.
+ */
+void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct sib_cq *cq = to_scq(ibcq);
+	struct sib_ring_hdr *hdr;
+	uint32_t cons, prod, src, dst;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.buf)
+		goto out;
+
+	hdr = sib_ring_hdr(&cq->ring);
+	cons = sib_load_relaxed(&hdr->cons);
+	prod = sib_load_acquire(&hdr->prod);
+	dst = prod;
+	for (src = prod; src != cons; ) {
+		const struct sib_cqe *cqe = sib_ring_slot(&cq->ring, --src);
+
+		if (cqe->qp_num == qpn)
+			continue;
+		if (--dst != src)
+			memcpy(sib_ring_slot(&cq->ring, dst), cqe, sizeof(*cqe));
+	}
+	if (dst != cons)
+		sib_store_release(&hdr->cons, dst);
+out:
+	pthread_spin_unlock(&cq->lock);
+}
+
 /* ---------------------------------------------------------------------
  * Extended polling (ibv_start_poll / ibv_next_poll / ibv_end_poll)
  *

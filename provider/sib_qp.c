@@ -176,7 +176,8 @@ int sib_wq_post_recv(struct sib_wq *wq, struct ibv_recv_wr *wr,
 	int ret = 0;
 
 	pthread_spin_lock(&wq->lock);
-	start = prod = sib_load_relaxed(&hdr->prod);
+	prod = sib_load_relaxed(&hdr->prod);
+	start = prod;
 	room = sib_wq_room(wq, prod);
 
 	for (; wr; wr = wr->next) {
@@ -264,7 +265,7 @@ static int sib_build_send_wqe(struct sib_qp *qp, struct sib_send_wqe *wqe,
 			break;
 		if (!wr->wr.ud.ah)
 			return EINVAL;
-		wqe->wr.ud.ah_handle = wr->wr.ud.ah->handle;
+		wqe->wr.ud.ah_handle = to_sah(wr->wr.ud.ah)->ah_num;
 		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 		break;
@@ -341,7 +342,8 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	hdr = sib_ring_hdr(&qp->sq.ring);
 	pthread_spin_lock(&qp->sq.lock);
-	start = prod = sib_load_relaxed(&hdr->prod);
+	prod = sib_load_relaxed(&hdr->prod);
+	start = prod;
 	room = sib_wq_room(&qp->sq, prod);
 
 	for (; wr; wr = wr->next) {
@@ -673,7 +675,7 @@ static void sib_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 		sib_wr_fail(qp, EINVAL);
 		return;
 	}
-	wqe->wr.ud.ah_handle = ah->handle;
+	wqe->wr.ud.ah_handle = to_sah(ah)->ah_num;
 	wqe->wr.ud.remote_qpn = remote_qpn;
 	wqe->wr.ud.remote_qkey = remote_qkey;
 }
@@ -793,6 +795,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	struct verbs_context *vctx = &to_sctx(ibctx)->ibv_ctx;
 	struct sib_qp *qp;
 	uint32_t opcodes;
+	bool rq_ok;
 	int ret;
 
 	ret = sib_check_qp_attr(attr, &opcodes);
@@ -822,9 +825,12 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 			  attr->cap.max_recv_sge, 0, SIB_RECV_WQE_HDR);
 	if (ret)
 		goto err_unmap_sq;
-	if ((!qp->sq.ring.buf && attr->cap.max_send_wr) ||
-	    (attr->srq ? qp->rq.ring.buf != NULL :
-			 !qp->rq.ring.buf && attr->cap.max_recv_wr)) {
+	/* An SRQ QP has no RQ ring; any other QP has the rings it asked for. */
+	if (attr->srq)
+		rq_ok = !qp->rq.ring.buf;
+	else
+		rq_ok = qp->rq.ring.buf || !attr->cap.max_recv_wr;
+	if ((!qp->sq.ring.buf && attr->cap.max_send_wr) || !rq_ok) {
 		verbs_err(vctx, "kernel's QP rings do not match its caps");
 		ret = EPROTO;
 		goto err_unmap_rq;
@@ -885,8 +891,20 @@ int sib_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask)
 {
 	struct ibv_modify_qp cmd;
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+
+	/* Reset discards the QP's work, completions included. */
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		if (ibqp->recv_cq)
+			sib_cq_clean(ibqp->recv_cq, ibqp->qp_num);
+		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+			sib_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	}
+	return 0;
 }
 
 int sib_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

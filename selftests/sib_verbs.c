@@ -269,16 +269,6 @@ TEST_F(dev, renamed_device_still_matched)
 	ASSERT_EQ(0, sh("rdma dev set renamed7 name sib0"));
 }
 
-/* libsib claims sib devices only, and rdma_rxe's provider leaves ours alone. */
-TEST_F(dev, coexists_with_rxe)
-{
-	ASSERT_EQ(0, sh("modprobe rdma_rxe && rdma link add rxe0 type rxe netdev sibvb"));
-	EXPECT_EQ(0, sh("ibv_devinfo -d rxe0 | grep -q 'vendor_id:.*0xffffff'"));
-	EXPECT_EQ(0, sh("ibv_devinfo -d sib0 | grep -q 'vendor_id:.*0x5a1b00'"));
-	EXPECT_NE(0, shq("test -e " SIB_SYSFS_IB "/rxe0/" SIB_SYSFS_ATTR));
-	EXPECT_EQ(0, sh("rdma link delete rxe0 && rmmod rdma_rxe"));
-}
-
 TEST_F(dev, port_events_follow_carrier)
 {
 	ASSERT_EQ(0, sh("ip link set sibvb down"));
@@ -303,6 +293,33 @@ TEST_F(dev, netdev_delete_under_open_context)
 	ibv_close_device(self->ctx);
 	self->ctx = NULL;
 	EXPECT_EQ(0, module_unload());
+}
+
+/*
+ * libsib claims sib devices only, and rdma_rxe's provider leaves ours
+ * alone. On 6.1, rdma_rxe holds UDP port 4791 in init_net from the moment
+ * it loads, so sib lives in another namespace here (see sib_wire for what
+ * happens when both want the same one).
+ */
+TEST(coexists_with_rxe)
+{
+	ASSERT_EQ(0, module_load());
+	sib_delete_all();
+	shq("rmmod rdma_rxe");
+	shq("ip netns del sibns; ip link del sibva");
+	ASSERT_EQ(0, sh("ip netns add sibns && "
+			"ip link add sibva type veth peer name sibvb && "
+			"ip link set sibvb netns sibns && ip link set sibva up && "
+			"ip -n sibns link set sibvb up"));
+	ASSERT_EQ(0, sh("modprobe rdma_rxe && "
+			"rdma link add rxe0 type rxe netdev sibva"));
+	ASSERT_EQ(0, sh("ip netns exec sibns rdma link add sib0 type sib netdev sibvb"));
+	EXPECT_EQ(0, sh("ibv_devinfo -d rxe0 | grep -q 'vendor_id:.*0xffffff'"));
+	EXPECT_EQ(0, sh("ibv_devinfo -d sib0 | grep -q 'vendor_id:.*0x5a1b00'"));
+	EXPECT_NE(0, shq("test -e " SIB_SYSFS_IB "/rxe0/" SIB_SYSFS_ATTR));
+	EXPECT_EQ(0, sh("rdma link delete rxe0 && rmmod rdma_rxe"));
+	sib_delete_all();
+	shq("ip netns del sibns; ip link del sibva");
 }
 
 TEST_HARNESS_MAIN

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib: the invariant CRC of a RoCEv2 packet (IBA vol. 1 annex A17.3.3).
+ *
+ * The ICRC is the IBA CRC-32 (the Ethernet polynomial, reflected) over the
+ * packet from the IP header to the end of the padded payload, with the
+ * fields that routers may change replaced by ones: the 8-byte LRH that
+ * RoCEv2 has not, IPv4 TOS, TTL and header checksum, IPv6 traffic class,
+ * flow label and hop limit, the UDP checksum, and the BTH's reserved byte
+ * in front of the destination QP number (with the FECN/BECN bits). It goes
+ * on the wire least significant byte first, as rdma_rxe and RoCE NICs
+ * send it.
+ */
+#include <linux/crc32.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include "sib_qp.h"
+
+/*
+ * crc32_le() of eight 0xff bytes (the masked LRH), started from the usual
+ * all-ones seed: every ICRC starts from here.
+ */
+#define SIB_ICRC_SEED	0xdebb20e3
+
+/* The longest masked prefix: IPv6, UDP and the BTH. */
+#define SIB_ICRC_HDR_MAX (sizeof(struct ipv6hdr) + sizeof(struct udphdr) + \
+			  sizeof(struct sib_bth))
+
+/* Copy the IP, UDP and BTH headers at @nh and mask them; returns the length. */
+static unsigned int sib_icrc_mask(const u8 *nh, u8 *buf)
+{
+	bool v4 = (nh[0] >> 4) == 4;
+	unsigned int ip_len = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+	struct udphdr *uh = (struct udphdr *)(buf + ip_len);
+	struct sib_bth *bth = (struct sib_bth *)(uh + 1);
+
+	memcpy(buf, nh, ip_len + sizeof(*uh) + sizeof(*bth));
+	if (v4) {
+		struct iphdr *iph = (struct iphdr *)buf;
+
+		iph->tos = 0xff;
+		iph->ttl = 0xff;
+		iph->check = (__force __sum16)0xffff;
+	} else {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)buf;
+
+		ip6h->priority = 0xf;
+		memset(ip6h->flow_lbl, 0xff, sizeof(ip6h->flow_lbl));
+		ip6h->hop_limit = 0xff;
+	}
+	uh->check = (__force __sum16)0xffff;
+	bth->qpn |= cpu_to_be32(~SIB_QPN_MASK);
+	return ip_len + sizeof(*uh) + sizeof(*bth);
+}
+
+/**
+ * sib_icrc - compute the ICRC of a RoCEv2 packet
+ * @skb: linear packet; its network header is an IPv4 header without
+ *	 options or an IPv6 header without extension headers, followed by
+ *	 UDP, the BTH and the rest of the packet, and the last four bytes
+ *	 of the data are the ICRC's place (not read)
+ *
+ * Returns the value to store, least significant byte first, in those
+ * four bytes.
+ */
+u32 sib_icrc(const struct sk_buff *skb)
+{
+	const u8 *nh = skb_network_header(skb);
+	const u8 *end = skb_tail_pointer(skb) - SIB_ICRC_LEN;
+	u8 buf[SIB_ICRC_HDR_MAX];
+	unsigned int len;
+	u32 crc;
+
+	len = sib_icrc_mask(nh, buf);
+	crc = crc32_le(SIB_ICRC_SEED, buf, len);
+	crc = crc32_le(crc, nh + len, end - (nh + len));
+	return ~crc;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Helpers for sib's data-path selftests: a "pair" of RC QPs of one process
+ * on sib0 over lo, connected to each other; registered buffers; posting
+ * and waiting for completions with a timeout, so that a bug never hangs
+ * the suite.
+ *
+ * The helpers do not use the harness' ASSERT macros (they need the test's
+ * metadata); they return false or a negative value and say why on stderr.
+ */
+#ifndef SIB_PAIR_H
+#define SIB_PAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#define SIB_DEV		"sib0"
+extern int sib_wait_ms;	/* completion timeout, 5000 ms unless a test changes it */
+#define WAIT_MS		sib_wait_ms
+
+/* Open @name, or NULL. */
+struct ibv_context *pair_open_dev(const char *name);
+
+/*
+ * Create sib0 on lo (module loaded, old devices removed) and open it;
+ * wait until the GID table holds ::ffff:127.0.0.1. Returns the context
+ * and the GID index in *gid_index, or NULL.
+ */
+struct ibv_context *sib_lo_setup(int *gid_index);
+void sib_lo_teardown(struct ibv_context *ctx);
+
+/* GID index holding ::ffff:127.0.0.1, or -1. */
+int find_lo_gid(struct ibv_context *ctx);
+
+struct pair_opts {
+	uint32_t sq_wr, rq_wr, max_sge, max_inline, cq_depth;
+	int access[2];		/* qp_access_flags of QP 0 / QP 1 */
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	enum ibv_mtu mtu;
+	uint32_t psn[2];	/* sq_psn of QP i (= rq_psn of its peer) */
+	uint32_t dest_qpn[2];	/* 0: the other QP of the pair */
+	struct ibv_srq *srq[2];	/* receive from an SRQ */
+	struct ibv_comp_channel *chan[2];	/* for the recv CQ of QP i */
+	bool sig_all;
+	bool qp_ex;		/* create with send_ops_flags (ibv_wr_*) */
+};
+
+void pair_default_opts(struct pair_opts *o);
+
+struct pair {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	bool own_pd;
+	int gid_index;
+	struct pair_opts o;
+	struct ibv_cq *scq[2], *rcq[2];
+	struct ibv_qp *qp[2];
+	struct ibv_qp_cap cap[2];	/* as granted */
+};
+
+/*
+ * Create CQs and QPs (on @pd, or a new PD if NULL) and connect QP 0 and
+ * QP 1 to each other (RESET -> INIT -> RTR -> RTS). 0 or an errno.
+ */
+int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
+		int gid_index, const struct pair_opts *o);
+void pair_destroy(struct pair *p);
+/* Both QPs to RESET, CQs drained, and connected again. */
+int pair_reconnect(struct pair *p);
+/* Just the state walk of one QP to RTS. */
+int qp_to_rts(struct pair *p, int i);
+int qp_modify_state(struct ibv_qp *qp, enum ibv_qp_state s);
+/* The QP's state according to ibv_query_qp, or -1. */
+int qp_state(struct ibv_qp *qp);
+/* Wait until the QP reaches @s (engines move it asynchronously). */
+bool qp_wait_state(struct ibv_qp *qp, enum ibv_qp_state s, int ms);
+const char *qps_str(int s);
+
+/* ---- buffers -------------------------------------------------------- */
+
+struct buf {
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+/* Page-aligned @len bytes (zeroed), registered with @access (-1: none). */
+int buf_new(struct buf *b, struct ibv_pd *pd, size_t len, int access);
+void buf_free(struct buf *b);
+static inline uint64_t buf_addr(const struct buf *b, size_t off)
+{
+	return (uintptr_t)(b->p + off);
+}
+
+/* Deterministic pseudo-random bytes. */
+void fill_pattern(void *p, size_t len, uint32_t seed);
+/* Offset of the first difference, or -1. */
+long first_diff(const void *a, const void *b, size_t len);
+/* Offset of the first byte != @c, or -1. */
+long first_not(const void *p, size_t len, uint8_t c);
+
+/* ---- posting ---------------------------------------------------------- */
+
+struct ibv_sge mk_sge(const struct buf *b, size_t off, uint32_t len);
+
+int post_send_wr(struct ibv_qp *qp, struct ibv_send_wr *wr);
+/* One WR: @opcode with @nsge SGEs; remote fields for RDMA/atomics. */
+int post_op(struct ibv_qp *qp, enum ibv_wr_opcode opcode, uint64_t wr_id,
+	    struct ibv_sge *sge, int nsge, unsigned int flags,
+	    uint64_t raddr, uint32_t rkey);
+int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode opcode, uint64_t wr_id,
+		struct ibv_sge *sge, unsigned int flags, uint64_t raddr,
+		uint32_t rkey, uint64_t compare_add, uint64_t swap);
+int post_recv_sges(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sge,
+		   int nsge);
+int post_srq_recv_sges(struct ibv_srq *srq, uint64_t wr_id,
+		       struct ibv_sge *sge, int nsge);
+
+/* ---- completions ------------------------------------------------------ */
+
+/*
+ * Poll until @n completions were taken or @ms passed; returns how many
+ * (or -1 if ibv_poll_cq failed).
+ */
+int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+/* Nothing arrives on @cq within @ms. */
+bool cq_quiet(struct ibv_cq *cq, int ms);
+/* Take everything that is there now; returns the count. */
+int cq_drain(struct ibv_cq *cq);
+
+const char *wcs(enum ibv_wc_status s);
+
+/* Wait up to @ms for an async event of @type; acks everything seen. */
+bool wait_async_event(struct ibv_context *ctx, enum ibv_event_type type,
+		      int ms, struct ibv_async_event *out);
+/* Count the async events of @type that arrive within @ms. */
+int count_async_events(struct ibv_context *ctx, enum ibv_event_type type,
+		       int ms);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+long now_ms(void);
+
+#endif /* SIB_PAIR_H */

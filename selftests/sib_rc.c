@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib's RC data path, byte for byte, on sib0 over lo: two RC QPs of this
+ * process connected to each other (GID ::ffff:127.0.0.1, path MTU 1024
+ * unless a test says otherwise). Every opcode at sizes 0, 1, MTU-1, MTU,
+ * MTU+1, 1 MiB and max_msg_sz; several SGEs at odd offsets on both sides;
+ * inline data from unregistered memory; unsignaled WQEs; PSN wrap; other
+ * path MTUs. Each check looks at the data, the bytes around it (which must
+ * be untouched) and every CQE field the IBTA defines.
+ *
+ * QP 0 is the requester ("A"), QP 1 the responder ("B"); self->l is A's
+ * memory, self->r is B's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+#include "sib_pair_t.h"
+
+#define BUFSZ	((2u << 20) + 8192)
+#define GUARD	64
+#define MTU	1024u
+
+static const uint32_t sizes[] = { 0, 1, MTU - 1, MTU, MTU + 1, 3 * MTU + 7,
+				  1u << 20 };
+
+FIXTURE(rc) {
+	struct ibv_context *ctx;
+	int gid;
+	struct pair p;
+	struct buf l, r;
+	uint32_t qpn[2];
+};
+
+FIXTURE_SETUP(rc)
+{
+	self->ctx = sib_lo_setup(&self->gid);
+	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, pair_create(&self->p, self->ctx, NULL, self->gid, NULL));
+	ASSERT_EQ(0, buf_new(&self->l, self->p.pd, BUFSZ, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&self->r, self->p.pd, BUFSZ, ACC_ALL));
+	self->qpn[0] = self->p.qp[0]->qp_num;
+	self->qpn[1] = self->p.qp[1]->qp_num;
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	buf_free(&self->l);
+	buf_free(&self->r);
+	pair_destroy(&self->p);
+	sib_lo_teardown(self->ctx);
+}
+
+/*
+ * A SEND (or SEND_WITH_IMM) of @len bytes from @src (in @sbuf at @soff)
+ * into a receive buffer of @len + GUARD bytes at @rbuf/@roff; checks both
+ * CQEs and the bytes.
+ */
+static void do_send(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+		    struct pair *p, struct buf *sbuf, size_t soff,
+		    struct buf *rbuf, size_t roff, uint32_t len,
+		    enum ibv_wr_opcode op, uint32_t seed)
+{
+	struct ibv_sge s = mk_sge(sbuf, soff, len);
+	struct ibv_sge rs = mk_sge(rbuf, roff, len + GUARD);
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5000 + seed, .sg_list = &s, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(0xc0de0000 + seed),
+	};
+	struct ibv_wc wc;
+
+	fill_pattern(sbuf->p + soff, len, seed);
+	memset(rbuf->p + roff, 0xee, len + GUARD);
+	ASSERT_EQ(0, post_recv_sges(p->qp[1], 0x7000 + seed, &rs, 1));
+	ASSERT_EQ(0, post_send_wr(p->qp[0], &wr));
+	expect_wc("send", p->scq[0], wr.wr_id, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p->qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", p->rcq[1], 0x7000 + seed, IBV_WC_SUCCESS,
+		  IBV_WC_RECV, p->qp[1]->qp_num, len, &wc);
+	if (op == IBV_WR_SEND_WITH_IMM) {
+		EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(htonl(0xc0de0000 + seed), wc.imm_data);
+	} else {
+		EXPECT_FALSE(wc.wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV));
+	}
+	EXPECT_SAME(rbuf->p + roff, sbuf->p + soff, len, "received data");
+	EXPECT_UNTOUCHED(rbuf->p + roff + len, GUARD, 0xee, "after message");
+}
+
+/* An RDMA WRITE (or WRITE_WITH_IMM) of @len bytes at an odd remote offset. */
+static void do_write(struct __test_metadata *_metadata, struct pair *p,
+		     struct buf *lb, struct buf *rb, uint32_t len,
+		     enum ibv_wr_opcode op, uint32_t seed)
+{
+	size_t loff = 1, roff = GUARD + 3;
+	struct ibv_sge s = mk_sge(lb, loff, len);
+	struct ibv_send_wr wr = {
+		.wr_id = 0x6000 + seed, .sg_list = &s, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(0xbeef0000 + seed),
+	};
+	struct ibv_wc wc;
+	uint8_t rq_canary[32];
+	struct ibv_sge rs = mk_sge(rb, rb->len - sizeof(rq_canary),
+				   sizeof(rq_canary));
+
+	wr.wr.rdma.remote_addr = buf_addr(rb, roff);
+	wr.wr.rdma.rkey = rb->mr->rkey;
+	fill_pattern(lb->p + loff, len, seed);
+	memset(rb->p, 0xee, roff + len + GUARD);
+	memset(rb->p + rb->len - sizeof(rq_canary), 0x5a, sizeof(rq_canary));
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM)
+		ASSERT_EQ(0, post_recv_sges(p->qp[1], 0x8000 + seed, &rs, 1));
+	ASSERT_EQ(0, post_send_wr(p->qp[0], &wr));
+	expect_wc("write", p->scq[0], wr.wr_id, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, p->qp[0]->qp_num, ANY, NULL);
+	if (op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		expect_wc("recv imm", p->rcq[1], 0x8000 + seed, IBV_WC_SUCCESS,
+			  IBV_WC_RECV_RDMA_WITH_IMM, p->qp[1]->qp_num, len,
+			  &wc);
+		EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(htonl(0xbeef0000 + seed), wc.imm_data);
+		/* The receive WQE's buffer is not written to. */
+		EXPECT_UNTOUCHED(rb->p + rb->len - sizeof(rq_canary),
+				 sizeof(rq_canary), 0x5a, "recv buffer");
+	} else {
+		EXPECT_TRUE(cq_quiet(p->rcq[1], 0));
+	}
+	EXPECT_SAME(rb->p + roff, lb->p + loff, len, "written data");
+	EXPECT_UNTOUCHED(rb->p, roff, 0xee, "before target");
+	EXPECT_UNTOUCHED(rb->p + roff + len, GUARD, 0xee, "after target");
+}
+
+static void do_read(struct __test_metadata *_metadata, struct pair *p,
+		    struct buf *lb, struct buf *rb, uint32_t len, uint32_t seed)
+{
+	size_t loff = GUARD + 5, roff = 7;
+	struct ibv_sge s = mk_sge(lb, loff, len);
+
+	fill_pattern(rb->p + roff, len, seed);
+	memset(lb->p, 0xee, loff + len + GUARD);
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_READ, 0x9000 + seed, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(rb, roff),
+			     rb->mr->rkey));
+	expect_wc("read", p->scq[0], 0x9000 + seed, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_READ, p->qp[0]->qp_num, len, NULL);
+	EXPECT_SAME(lb->p + loff, rb->p + roff, len, "read data");
+	EXPECT_UNTOUCHED(lb->p, loff, 0xee, "before sink");
+	EXPECT_UNTOUCHED(lb->p + loff + len, GUARD, 0xee, "after sink");
+	EXPECT_TRUE(cq_quiet(p->rcq[1], 0));
+}
+
+TEST_F(rc, send_sizes)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		do_send(_metadata, self, &self->p, &self->l, 3, &self->r, 5,
+			sizes[i], IBV_WR_SEND, i);
+}
+
+TEST_F(rc, send_with_imm_sizes)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		do_send(_metadata, self, &self->p, &self->l, 0, &self->r, 0,
+			sizes[i], IBV_WR_SEND_WITH_IMM, 100 + i);
+}
+
+TEST_F(rc, write_sizes)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		do_write(_metadata, &self->p, &self->l, &self->r, sizes[i],
+			 IBV_WR_RDMA_WRITE, i);
+}
+
+TEST_F(rc, write_with_imm_sizes)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		do_write(_metadata, &self->p, &self->l, &self->r, sizes[i],
+			 IBV_WR_RDMA_WRITE_WITH_IMM, 200 + i);
+}
+
+TEST_F(rc, read_sizes)
+{
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		do_read(_metadata, &self->p, &self->l, &self->r, sizes[i], i);
+}
+
+/*
+ * Long messages: max_msg_sz (from query_port) for SEND, WRITE and READ,
+ * and 1 MiB + 1 byte, the first size of more than 1024 packets.
+ */
+static uint32_t max_msg(struct __test_metadata *_metadata,
+			FIXTURE_DATA(rc) *self, struct buf *a, struct buf *b)
+{
+	struct ibv_port_attr pa;
+	uint32_t max;
+
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
+	max = pa.max_msg_sz;
+	EXPECT_EQ(16u << 20, max);
+	/* 16 MiB takes about 0.2 s; allow for a slow machine. */
+	sib_wait_ms = 15000;
+	ASSERT_EQ(0, buf_new(a, self->p.pd, max + 8192, ACC_ALL));
+	ASSERT_EQ(0, buf_new(b, self->p.pd, max + 8192, ACC_ALL));
+	return max;
+}
+
+TEST_F_TIMEOUT(rc, max_msg_sz_send, 60)
+{
+	struct buf a, b;
+	uint32_t max = max_msg(_metadata, self, &a, &b);
+
+	do_send(_metadata, self, &self->p, &a, 0, &b, 0, max, IBV_WR_SEND, 1);
+}
+
+TEST_F_TIMEOUT(rc, max_msg_sz_write, 60)
+{
+	struct buf a, b;
+	uint32_t max = max_msg(_metadata, self, &a, &b);
+
+	do_write(_metadata, &self->p, &a, &b, max, IBV_WR_RDMA_WRITE, 2);
+}
+
+TEST_F_TIMEOUT(rc, max_msg_sz_read, 60)
+{
+	struct buf a, b;
+	uint32_t max = max_msg(_metadata, self, &a, &b);
+
+	do_read(_metadata, &self->p, &a, &b, max, 3);
+}
+
+TEST_F_TIMEOUT(rc, message_of_1025_packets, 60)
+{
+	sib_wait_ms = 10000;
+	do_write(_metadata, &self->p, &self->l, &self->r, (1u << 20) + 1,
+		 IBV_WR_RDMA_WRITE, 4);
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	do_send(_metadata, self, &self->p, &self->l, 0, &self->r, 0,
+		(1u << 20) + 1, IBV_WR_SEND, 5);
+}
+
+TEST_F(rc, atomics)
+{
+	uint64_t *mem = (uint64_t *)(self->r.p + 64);
+	uint64_t *res = (uint64_t *)(self->l.p + 8);
+	struct ibv_sge s = mk_sge(&self->l, 8, 8);
+	uint64_t ra = buf_addr(&self->r, 64);
+	uint32_t rkey = self->r.mr->rkey, q0 = self->qpn[0];
+
+	memset(self->r.p, 0xee, 256);
+	memset(self->l.p, 0xcc, 64);
+	*mem = 0x1111222233334444ull;
+
+	/* Compare matches: swapped, the original comes back. */
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 1,
+				 &s, IBV_SEND_SIGNALED, ra, rkey,
+				 0x1111222233334444ull, 0x5555666677778888ull));
+	expect_wc("cas match", self->p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_COMP_SWAP, q0, ANY, NULL);
+	EXPECT_EQ(0x1111222233334444ull, *res);
+	EXPECT_EQ(0x5555666677778888ull, *mem);
+
+	/* No match: memory unchanged, the current value comes back. */
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 2,
+				 &s, IBV_SEND_SIGNALED, ra, rkey,
+				 0x1111222233334444ull, 0x9999ull));
+	expect_wc("cas no match", self->p.scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_COMP_SWAP, q0, ANY, NULL);
+	EXPECT_EQ(0x5555666677778888ull, *res);
+	EXPECT_EQ(0x5555666677778888ull, *mem);
+
+	/* Fetch and add. */
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 3,
+				 &s, IBV_SEND_SIGNALED, ra, rkey, 0x10, 0));
+	expect_wc("fetch add", self->p.scq[0], 3, IBV_WC_SUCCESS,
+		  IBV_WC_FETCH_ADD, q0, ANY, NULL);
+	EXPECT_EQ(0x5555666677778888ull, *res);
+	EXPECT_EQ(0x5555666677778898ull, *mem);
+
+	/* 64-bit wrap-around. */
+	*mem = ~0ull;
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 4,
+				 &s, IBV_SEND_SIGNALED, ra, rkey, 3, 0));
+	expect_wc("fetch add wrap", self->p.scq[0], 4, IBV_WC_SUCCESS,
+		  IBV_WC_FETCH_ADD, q0, ANY, NULL);
+	EXPECT_EQ(~0ull, *res);
+	EXPECT_EQ(2ull, *mem);
+
+	/* Only the 8 bytes were touched on either side. */
+	EXPECT_UNTOUCHED(self->r.p, 64, 0xee, "before atomic target");
+	EXPECT_UNTOUCHED(self->r.p + 72, 256 - 72, 0xee, "after atomic target");
+	EXPECT_UNTOUCHED(self->l.p, 8, 0xcc, "before result");
+	EXPECT_UNTOUCHED(self->l.p + 16, 48, 0xcc, "after result");
+	EXPECT_TRUE(cq_quiet(self->p.rcq[1], 0));
+}
+
+/* 3 gather SGEs of odd lengths at odd offsets, 3 scatter SGEs of others. */
+static const struct { uint32_t off, len; } gsg[3] = {
+	{ 1, 1023 }, { 2049, 7 }, { 3001, 1537 },
+}, ssg[3] = {
+	{ 5, 100 }, { 1003, 2000 }, { 4097, 1000 },
+};
+#define GTOTAL	(1023 + 7 + 1537)
+
+/* The message as one contiguous buffer: the gather SGEs concatenated. */
+static void gather_ref(const struct buf *b, uint8_t *out)
+{
+	for (int i = 0, o = 0; i < 3; o += gsg[i].len, i++)
+		memcpy(out + o, b->p + gsg[i].off, gsg[i].len);
+}
+
+/* Check the scatter SGEs of @b against @msg of @len bytes. */
+static void check_scatter(struct __test_metadata *_metadata,
+			  const struct buf *b, const uint8_t *msg,
+			  uint32_t len)
+{
+	uint32_t o = 0;
+
+	EXPECT_UNTOUCHED(b->p, ssg[0].off, 0xee, "before SGE 0");
+	for (int i = 0; i < 3; i++) {
+		uint32_t n = len - o < ssg[i].len ? len - o : ssg[i].len;
+		uint32_t end = ssg[i].off + ssg[i].len;
+		uint32_t next = i < 2 ? ssg[i + 1].off : end + GUARD;
+
+		EXPECT_SAME(b->p + ssg[i].off, msg + o, n, "scattered data");
+		EXPECT_UNTOUCHED(b->p + ssg[i].off + n, next - ssg[i].off - n,
+				 0xee, "after SGE");
+		o += n;
+	}
+}
+
+TEST_F(rc, multi_sge_send)
+{
+	struct ibv_sge g[3], s[3];
+	uint8_t msg[GTOTAL];
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = g, .num_sge = 3,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	fill_pattern(self->l.p, 8192, 11);
+	memset(self->r.p, 0xee, 8192);
+	for (int i = 0; i < 3; i++) {
+		g[i] = mk_sge(&self->l, gsg[i].off, gsg[i].len);
+		s[i] = mk_sge(&self->r, ssg[i].off, ssg[i].len);
+	}
+	gather_ref(&self->l, msg);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 2, s, 3));
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+	expect_wc("send", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], GTOTAL, NULL);
+	check_scatter(_metadata, &self->r, msg, GTOTAL);
+}
+
+TEST_F(rc, multi_sge_write_read)
+{
+	struct ibv_sge g[3], s[3];
+	uint8_t msg[GTOTAL];
+	uint64_t ra = buf_addr(&self->r, 4096 + 13);
+
+	/* WRITE gathers from 3 SGEs into one remote range. */
+	fill_pattern(self->l.p, 8192, 12);
+	memset(self->r.p, 0xee, 16384);
+	for (int i = 0; i < 3; i++)
+		g[i] = mk_sge(&self->l, gsg[i].off, gsg[i].len);
+	gather_ref(&self->l, msg);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 1, g, 3,
+			     IBV_SEND_SIGNALED, ra, self->r.mr->rkey));
+	expect_wc("write", self->p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->qpn[0], ANY, NULL);
+	EXPECT_SAME(self->r.p + 4096 + 13, msg, GTOTAL, "written");
+	EXPECT_UNTOUCHED(self->r.p, 4096 + 13, 0xee, "before target");
+	EXPECT_UNTOUCHED(self->r.p + 4096 + 13 + GTOTAL, GUARD, 0xee,
+			 "after target");
+
+	/* READ scatters one remote range into 3 SGEs of A. */
+	memset(self->l.p, 0xee, 8192);
+	for (int i = 0; i < 3; i++)
+		s[i] = mk_sge(&self->l, ssg[i].off, ssg[i].len);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_READ, 2, s, 3,
+			     IBV_SEND_SIGNALED, ra, self->r.mr->rkey));
+	expect_wc("read", self->p.scq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  self->qpn[0], 3100, NULL);
+	/* 3100 bytes read: the 2567 written plus 533 of guard (0xee). */
+	do {
+		uint8_t ref[3100];
+
+		memcpy(ref, msg, GTOTAL);
+		memset(ref + GTOTAL, 0xee, sizeof(ref) - GTOTAL);
+		check_scatter(_metadata, &self->l, ref, sizeof(ref));
+	} while (0);
+}
+
+/* Every SGE the QP was granted, on both sides, a few bytes each. */
+TEST_F(rc, max_sge)
+{
+	uint32_t n = self->p.cap[0].max_send_sge;
+	uint32_t m = self->p.cap[1].max_recv_sge;
+	uint32_t tot = 0, rtot = 0, o = 0;
+	struct ibv_sge g[64], s[64];
+	uint8_t msg[64 * 3];
+
+	ASSERT_GE(63, n);
+	ASSERT_GE(63, m);
+	ASSERT_LE(4, n);
+	ASSERT_LE(4, m);
+	fill_pattern(self->l.p, 8192, 13);
+	memset(self->r.p, 0xee, 8192);
+	for (uint32_t i = 0; i < n; i++) {
+		g[i] = mk_sge(&self->l, i * 61 + 1, 1 + i % 3);
+		memcpy(msg + tot, self->l.p + i * 61 + 1, g[i].length);
+		tot += g[i].length;
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		s[i] = mk_sge(&self->r, i * 211 + 2, (tot + m - 1) / m + i % 2);
+		rtot += s[i].length;
+	}
+	ASSERT_GE(rtot, tot);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 2, s, m));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 1, g, n,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], tot, NULL);
+	for (uint32_t i = 0; i < m && o < tot; i++) {
+		uint32_t k = tot - o < s[i].length ? tot - o : s[i].length;
+
+		EXPECT_SAME(self->r.p + i * 211 + 2, msg + o, k, "scattered");
+		o += k;
+	}
+	/* One SGE more than granted is refused at post time, both sides. */
+	g[n] = g[0];
+	s[m] = s[0];
+	EXPECT_EQ(EINVAL, post_op(self->p.qp[0], IBV_WR_SEND, 3, g, n + 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	EXPECT_EQ(EINVAL, post_recv_sges(self->p.qp[1], 4, s, m + 1));
+	EXPECT_TRUE(cq_quiet(self->p.scq[0], 100));
+}
+
+/*
+ * Inline data comes from unregistered memory (bogus lkey) and is copied at
+ * post time: overwriting the source right after the post changes nothing.
+ */
+TEST_F(rc, inline_send_and_write)
+{
+	uint32_t max = self->p.cap[0].max_inline_data;
+	const uint32_t lens[] = { 0, 1, 17, max / 2 + 3, max };
+	uint8_t *src = malloc(max + 1), *ref = malloc(max + 1);
+
+	ASSERT_NE(NULL, src);
+	ASSERT_LE(64, max);
+	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint32_t len = lens[i];
+		struct ibv_sge s = { .addr = (uintptr_t)src, .length = len,
+				     .lkey = 0xdeadbeef };
+		struct ibv_sge rs = mk_sge(&self->r, 0, max + GUARD);
+
+		fill_pattern(src, len, 300 + i);
+		memcpy(ref, src, len);
+		memset(self->r.p, 0xee, 2 * (max + GUARD));
+
+		/* SEND */
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 10 + i, &rs, 1));
+		ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 20 + i, &s, 1,
+				     IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0, 0));
+		memset(src, 0, len);
+		expect_wc("inline send", self->p.scq[0], 20 + i,
+			  IBV_WC_SUCCESS, IBV_WC_SEND, self->qpn[0], ANY, NULL);
+		expect_wc("recv", self->p.rcq[1], 10 + i, IBV_WC_SUCCESS,
+			  IBV_WC_RECV, self->qpn[1], len, NULL);
+		EXPECT_SAME(self->r.p, ref, len, "inline send data");
+		EXPECT_UNTOUCHED(self->r.p + len, GUARD, 0xee, "after");
+
+		/* RDMA WRITE, two inline pieces */
+		{
+			struct ibv_sge two[2] = {
+				{ (uintptr_t)ref, len / 2, 0 },
+				{ (uintptr_t)ref + len / 2, len - len / 2, 1 },
+			};
+			uint8_t *dst = self->r.p + max + GUARD;
+
+			ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE,
+					     30 + i, two, 2,
+					     IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+					     (uintptr_t)dst, self->r.mr->rkey));
+			expect_wc("inline write", self->p.scq[0], 30 + i,
+				  IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+				  self->qpn[0], ANY, NULL);
+			EXPECT_SAME(dst, ref, len, "inline write data");
+			EXPECT_UNTOUCHED(dst + len, GUARD, 0xee, "after");
+		}
+	}
+	/* One byte more than max_inline is refused at post time. */
+	do {
+		struct ibv_sge s = { .addr = (uintptr_t)src, .length = max + 1 };
+
+		EXPECT_EQ(EINVAL, post_op(self->p.qp[0], IBV_WR_SEND, 99, &s, 1,
+					  IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+					  0, 0));
+		EXPECT_TRUE(cq_quiet(self->p.scq[0], 100));
+	} while (0);
+	free(src);
+	free(ref);
+}
+
+/*
+ * Unsignaled WQEs: only the signaled ones complete, yet all are executed
+ * and retired (far more WQEs than the SQ holds go through).
+ */
+TEST_F(rc, unsignaled_then_signaled)
+{
+	uint32_t depth = self->p.cap[0].max_send_wr;
+	uint32_t n = 4 * depth + 5, next = 15, got = 0;
+	struct ibv_wc wc;
+
+	fill_pattern(self->l.p, n * 16, 21);
+	memset(self->r.p, 0xee, n * 16 + GUARD);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ibv_sge s = mk_sge(&self->l, i * 16, 16);
+		bool sig = (i % 16) == 15 || i == n - 1;
+		int ret = 0;
+
+		for (;;) {
+			ret = post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, i, &s,
+				      1, sig ? IBV_SEND_SIGNALED : 0,
+				      buf_addr(&self->r, i * 16),
+				      self->r.mr->rkey);
+			if (ret != ENOMEM)
+				break;
+			/* SQ full: wait for a signaled WQE to retire. */
+			ASSERT_EQ(1, poll_n(self->p.scq[0], &wc, 1, WAIT_MS));
+			EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+			EXPECT_EQ(next, wc.wr_id);
+			next = next + 16 < n ? next + 16 : n - 1;
+			got++;
+		}
+		ASSERT_EQ(0, ret);
+	}
+	while (got < (n + 15) / 16) {
+		ASSERT_EQ(1, poll_n(self->p.scq[0], &wc, 1, WAIT_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(next, wc.wr_id);
+		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+		next = next + 16 < n ? next + 16 : n - 1;
+		got++;
+	}
+	EXPECT_TRUE(cq_quiet(self->p.scq[0], 100));
+	EXPECT_SAME(self->r.p, self->l.p, n * 16, "written");
+	EXPECT_UNTOUCHED(self->r.p + n * 16, GUARD, 0xee, "after");
+}
+
+/* sq_sig_all: every WQE completes whether it asks or not. */
+TEST_F(rc, sq_sig_all)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_sge s = mk_sge(&self->l, 0, 8);
+	struct ibv_wc wc;
+
+	pair_default_opts(&o);
+	o.sig_all = true;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1, 0,
+				     buf_addr(&self->r, 0), self->r.mr->rkey));
+	for (int i = 0; i < 4; i++)
+		expect_wc("sig_all", p.scq[0], i, IBV_WC_SUCCESS,
+			  IBV_WC_RDMA_WRITE, p.qp[0]->qp_num, ANY, &wc);
+	pair_destroy(&p);
+}
+
+/*
+ * Zero-length messages: no SGE at all, and RDMA with no valid rkey (IBTA:
+ * a zero-length RDMA operation does not check R_Key and address).
+ */
+TEST_F(rc, zero_length)
+{
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 0,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htonl(0x12345678) };
+	struct ibv_wc wc;
+
+	memset(self->r.p, 0xee, 64);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 100, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 1, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send 0", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("recv 0", self->p.rcq[1], 100, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 0, NULL);
+
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 2, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("write 0", self->p.scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->qpn[0], ANY, NULL);
+
+	wr.wr.rdma.remote_addr = 0;
+	wr.wr.rdma.rkey = 0;
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 101, &rs, 1));
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+	expect_wc("write imm 0", self->p.scq[0], 3, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->qpn[0], ANY, NULL);
+	expect_wc("recv imm 0", self->p.rcq[1], 101, IBV_WC_SUCCESS,
+		  IBV_WC_RECV_RDMA_WITH_IMM, self->qpn[1], 0, &wc);
+	EXPECT_EQ(htonl(0x12345678), wc.imm_data);
+
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_READ, 4, NULL, 0,
+			     IBV_SEND_SIGNALED, 0xdead0000, 0x1234));
+	expect_wc("read 0", self->p.scq[0], 4, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_READ, self->qpn[0], 0, NULL);
+	EXPECT_UNTOUCHED(self->r.p, 64, 0xee, "recv buffer");
+	EXPECT_STATE(self->p.qp[0], IBV_QPS_RTS);
+	EXPECT_STATE(self->p.qp[1], IBV_QPS_RTS);
+}
+
+/* Many messages of each kind back to back, completing in order. */
+TEST_F(rc, pipelined_mixed_opcodes)
+{
+	enum { N = 48 };
+	struct ibv_wc wc;
+
+	fill_pattern(self->l.p, N * 4096, 31);
+	memset(self->r.p, 0xee, 2 * N * 4096);
+	for (int i = 0; i < N; i++) {
+		struct ibv_sge rs = mk_sge(&self->r, N * 4096 + i * 4096, 4096);
+
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 1000 + i, &rs, 1));
+	}
+	for (int i = 0; i < N; i++) {
+		uint32_t len = 1 + (i * 397) % 4096;
+		struct ibv_sge s = mk_sge(&self->l, i * 4096, len);
+		enum ibv_wr_opcode op = i % 2 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+
+		ASSERT_EQ(0, post_op(self->p.qp[0], op, i, &s, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, i * 4096),
+				     self->r.mr->rkey));
+	}
+	for (int i = 0, r = 0; i < N; i++) {
+		uint32_t len = 1 + (i * 397) % 4096;
+
+		expect_wc("pipelined", self->p.scq[0], i, IBV_WC_SUCCESS,
+			  i % 2 ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
+			  self->qpn[0], ANY, NULL);
+		if (i % 2) {
+			expect_wc("recv", self->p.rcq[1], 1000 + r,
+				  IBV_WC_SUCCESS, IBV_WC_RECV, self->qpn[1],
+				  len, &wc);
+			EXPECT_SAME(self->r.p + N * 4096 + r * 4096,
+				    self->l.p + i * 4096, len, "send data");
+			r++;
+		} else {
+			EXPECT_SAME(self->r.p + i * 4096, self->l.p + i * 4096,
+				    len, "write data");
+		}
+	}
+}
+
+/*
+ * PSNs wrap at 2^24: start both directions just below and move multi-packet
+ * messages of every kind across the wrap.
+ */
+TEST_F(rc, psn_wrap)
+{
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.psn[0] = 0xfffff0;
+	o.psn[1] = 0xfffffe;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	for (int k = 0; k < 2; k++) {
+		do_send(_metadata, self, &p, &self->l, 0, &self->r, 0,
+			20 * MTU + 5, IBV_WR_SEND, 40 + k);
+		do_write(_metadata, &p, &self->l, &self->r, 20 * MTU + 1,
+			 IBV_WR_RDMA_WRITE, 50 + k);
+		do_read(_metadata, &p, &self->l, &self->r, 20 * MTU - 1, 60 + k);
+	}
+	pair_destroy(&p);
+}
+
+/* The other path MTUs: 256, 2048 and 4096 (lo's MTU allows them all). */
+TEST_F(rc, other_path_mtus)
+{
+	static const struct { enum ibv_mtu e; uint32_t n; } mtus[] = {
+		{ IBV_MTU_256, 256 }, { IBV_MTU_2048, 2048 },
+		{ IBV_MTU_4096, 4096 },
+	};
+
+	for (unsigned int m = 0; m < 3; m++) {
+		uint32_t n = mtus[m].n;
+		const uint32_t lens[] = { n - 1, n, n + 1, 5 * n + 3 };
+
+		self->p.o.mtu = mtus[m].e;
+		ASSERT_EQ(0, pair_reconnect(&self->p));
+		for (int i = 0; i < 4; i++) {
+			do_send(_metadata, self, &self->p, &self->l, 1,
+				&self->r, 2, lens[i], IBV_WR_SEND, m * 10 + i);
+			do_write(_metadata, &self->p, &self->l, &self->r,
+				 lens[i], IBV_WR_RDMA_WRITE, m * 10 + i);
+			do_read(_metadata, &self->p, &self->l, &self->r,
+				lens[i], m * 10 + i);
+		}
+	}
+}
+
+/* Both directions at once: QP 1 is a requester too. */
+TEST_F(rc, bidirectional)
+{
+	struct ibv_sge s0 = mk_sge(&self->l, 0, 5000);
+	struct ibv_sge s1 = mk_sge(&self->r, 0, 6000);
+	struct ibv_sge r0 = mk_sge(&self->l, 65536, 8192);
+	struct ibv_sge r1 = mk_sge(&self->r, 65536, 8192);
+
+	fill_pattern(self->l.p, 5000, 71);
+	fill_pattern(self->r.p, 6000, 72);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[0], 10, &r0, 1));
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 11, &r1, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 1, &s0, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(0, post_op(self->p.qp[1], IBV_WR_SEND, 2, &s1, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send 0", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("send 1", self->p.scq[1], 2, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[1], ANY, NULL);
+	expect_wc("recv 0", self->p.rcq[0], 10, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[0], 6000, NULL);
+	expect_wc("recv 1", self->p.rcq[1], 11, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 5000, NULL);
+	EXPECT_SAME(self->l.p + 65536, self->r.p, 6000, "to QP 0");
+	EXPECT_SAME(self->r.p + 65536, self->l.p, 5000, "to QP 1");
+}
+
+
+
+SIB_HARNESS_MAIN

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib's RC error paths on sib0 over lo: the exact ibv_wc_status on both
+ * sides and the QP states afterwards (IBA 9.9 and 10.3): remote access
+ * errors (bad rkey, out of bounds, MR rights), invalid requests (QP
+ * rights, misaligned atomics, receive buffer too small), local errors
+ * (bad lkey, SGE beyond the MR, message longer than max_msg_sz), RNR with
+ * and without retries, retry exhaustion towards a QP that does not exist,
+ * flushing, and the verbs' own refusals (posting in RESET, to a full
+ * queue).
+ *
+ * QP 0 is the requester, QP 1 the responder.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+#include "sib_pair_t.h"
+
+#define BUFSZ	(1u << 20)
+
+FIXTURE(err) {
+	struct ibv_context *ctx;
+	int gid;
+	struct pair p;
+	struct buf l, r;
+	uint32_t qpn[2];
+};
+
+FIXTURE_SETUP(err)
+{
+	self->ctx = sib_lo_setup(&self->gid);
+	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, pair_create(&self->p, self->ctx, NULL, self->gid, NULL));
+	ASSERT_EQ(0, buf_new(&self->l, self->p.pd, BUFSZ, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&self->r, self->p.pd, BUFSZ, ACC_ALL));
+	self->qpn[0] = self->p.qp[0]->qp_num;
+	self->qpn[1] = self->p.qp[1]->qp_num;
+}
+
+FIXTURE_TEARDOWN(err)
+{
+	buf_free(&self->l);
+	buf_free(&self->r);
+	pair_destroy(&self->p);
+	sib_lo_teardown(self->ctx);
+}
+
+/*
+ * Post @wr on QP 0 of @p and expect its completion with @status; then QP 0
+ * must be in ERR and QP 1 in @resp_state. A receive posted on QP 1
+ * beforehand is flushed if QP 1 went to ERR, untouched otherwise.
+ */
+static void one_error(struct __test_metadata *_metadata, struct pair *p,
+		      struct ibv_send_wr *wr, enum ibv_wc_status status,
+		      enum ibv_qp_state resp_state, const char *what)
+{
+	struct ibv_sge rs = { 0 };	/* zero length, no lkey needed */
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv_sges(p->qp[1], 0xf00, &rs, 1));
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, post_send_wr(p->qp[0], wr)) TH_LOG("%s: post", what);
+	expect_wc(what, p->scq[0], wr->wr_id, status, ANY, p->qp[0]->qp_num,
+		  ANY, &wc);
+	EXPECT_STATE_SOON(p->qp[0], IBV_QPS_ERR);
+	EXPECT_STATE_SOON(p->qp[1], resp_state);
+	if (resp_state == IBV_QPS_ERR)
+		expect_wc("flushed recv", p->rcq[1], 0xf00, IBV_WC_WR_FLUSH_ERR,
+			  ANY, p->qp[1]->qp_num, ANY, NULL);
+	else
+		EXPECT_TRUE(cq_quiet(p->rcq[1], 50));
+	/* Nothing else completed on the requester. */
+	EXPECT_TRUE(cq_quiet(p->scq[0], 0));
+	ASSERT_EQ(0, pair_reconnect(p));
+}
+
+static void rdma_wr(struct ibv_send_wr *wr, struct ibv_sge *s,
+		    enum ibv_wr_opcode op, uint64_t id, uint64_t raddr,
+		    uint32_t rkey)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->opcode = op;
+	wr->sg_list = s;
+	wr->num_sge = s ? 1 : 0;
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = raddr;
+		wr->wr.atomic.rkey = rkey;
+		wr->wr.atomic.compare_add = 1;
+	} else {
+		wr->wr.rdma.remote_addr = raddr;
+		wr->wr.rdma.rkey = rkey;
+		wr->imm_data = htonl(7);
+	}
+}
+
+static const enum ibv_wr_opcode remote_ops[] = {
+	IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+	IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+};
+#define NOPS	(sizeof(remote_ops) / sizeof(remote_ops[0]))
+
+static uint32_t op_len(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 100;
+}
+
+TEST_F(err, bad_rkey)
+{
+	/* Another index, and the right index with a stale key byte. */
+	const uint32_t bad[] = { self->r.mr->rkey + 0x100,
+				 self->r.mr->rkey ^ 0x01, 0 };
+
+	memset(self->r.p, 0xee, 4096);
+	for (unsigned int k = 0; k < 3; k++) {
+		for (unsigned int i = 0; i < NOPS; i++) {
+			struct ibv_sge s = mk_sge(&self->l, 0, op_len(remote_ops[i]));
+			struct ibv_send_wr wr;
+
+			rdma_wr(&wr, &s, remote_ops[i], i, buf_addr(&self->r, 64),
+				bad[k]);
+			one_error(_metadata, &self->p, &wr, IBV_WC_REM_ACCESS_ERR,
+				  IBV_QPS_ERR, "bad rkey");
+		}
+	}
+	EXPECT_UNTOUCHED(self->r.p, 4096, 0xee, "target memory");
+}
+
+TEST_F(err, remote_out_of_bounds)
+{
+	uint64_t start = buf_addr(&self->r, 0), end = start + BUFSZ;
+	uint32_t rkey = self->r.mr->rkey;
+
+	memset(self->r.p, 0xee, BUFSZ);
+	for (unsigned int i = 0; i < NOPS; i++) {
+		uint32_t len = op_len(remote_ops[i]);
+		const uint64_t addrs[] = { end - len + 8, start - 8, end,
+					   ~0ull - 7 };
+		struct ibv_sge s = mk_sge(&self->l, 0, len);
+		struct ibv_send_wr wr;
+
+		for (unsigned int k = 0; k < 4; k++) {
+			rdma_wr(&wr, &s, remote_ops[i], i * 10 + k, addrs[k],
+				rkey);
+			one_error(_metadata, &self->p, &wr,
+				  IBV_WC_REM_ACCESS_ERR, IBV_QPS_ERR, "oob");
+		}
+	}
+	/* A range inside at both ends still works afterwards. */
+	do {
+		struct ibv_sge s = mk_sge(&self->l, 0, 100);
+
+		ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 99, &s, 1,
+				     IBV_SEND_SIGNALED, end - 100, rkey));
+		expect_wc("last bytes", self->p.scq[0], 99, IBV_WC_SUCCESS,
+			  IBV_WC_RDMA_WRITE, self->qpn[0], ANY, NULL);
+	} while (0);
+	EXPECT_UNTOUCHED(self->r.p, BUFSZ - 100, 0xee, "target memory");
+}
+
+/* The MR lacks the right the operation needs. */
+TEST_F(err, mr_without_remote_rights)
+{
+	static const struct { int access; enum ibv_wr_opcode op; } c[] = {
+		{ IBV_ACCESS_LOCAL_WRITE, IBV_WR_RDMA_WRITE },
+		{ IBV_ACCESS_LOCAL_WRITE, IBV_WR_RDMA_READ },
+		{ IBV_ACCESS_LOCAL_WRITE, IBV_WR_ATOMIC_FETCH_AND_ADD },
+		{ IBV_ACCESS_REMOTE_READ, IBV_WR_RDMA_WRITE },
+		{ IBV_ACCESS_REMOTE_READ, IBV_WR_RDMA_WRITE_WITH_IMM },
+		{ IBV_ACCESS_REMOTE_READ, IBV_WR_ATOMIC_CMP_AND_SWP },
+		{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		  IBV_WR_RDMA_READ },
+		{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		  IBV_WR_ATOMIC_FETCH_AND_ADD },
+		{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		  IBV_WR_RDMA_WRITE },
+		{ 0, IBV_WR_RDMA_READ },
+	};
+
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct ibv_sge s = mk_sge(&self->l, 0, op_len(c[i].op));
+		struct ibv_send_wr wr;
+		struct buf t;
+
+		ASSERT_EQ(0, buf_new(&t, self->p.pd, 4096, c[i].access));
+		memset(t.p, 0xee, 4096);
+		rdma_wr(&wr, &s, c[i].op, i, buf_addr(&t, 8), t.mr->rkey);
+		one_error(_metadata, &self->p, &wr, IBV_WC_REM_ACCESS_ERR,
+			  IBV_QPS_ERR, "MR rights");
+		EXPECT_UNTOUCHED(t.p, 4096, 0xee, "target memory");
+		buf_free(&t);
+	}
+}
+
+/* The responder QP lacks the remote right: an invalid request. */
+TEST_F(err, qp_without_remote_rights)
+{
+	static const struct { int access; enum ibv_wr_opcode op; } c[] = {
+		{ 0, IBV_WR_RDMA_WRITE },
+		{ 0, IBV_WR_RDMA_WRITE_WITH_IMM },
+		{ 0, IBV_WR_RDMA_READ },
+		{ 0, IBV_WR_ATOMIC_CMP_AND_SWP },
+		{ 0, IBV_WR_ATOMIC_FETCH_AND_ADD },
+		{ IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		  IBV_WR_RDMA_WRITE },
+		{ IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		  IBV_WR_RDMA_READ },
+		{ IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		  IBV_WR_ATOMIC_FETCH_AND_ADD },
+	};
+
+	memset(self->r.p, 0xee, 4096);
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct ibv_sge s = mk_sge(&self->l, 0, op_len(c[i].op));
+		struct ibv_send_wr wr;
+
+		self->p.o.access[1] = c[i].access;
+		ASSERT_EQ(0, pair_reconnect(&self->p));
+		rdma_wr(&wr, &s, c[i].op, i, buf_addr(&self->r, 8),
+			self->r.mr->rkey);
+		one_error(_metadata, &self->p, &wr, IBV_WC_REM_INV_REQ_ERR,
+			  IBV_QPS_ERR, "QP rights");
+	}
+	EXPECT_UNTOUCHED(self->r.p, 4096, 0xee, "target memory");
+}
+
+TEST_F(err, misaligned_atomic)
+{
+	for (int k = 1; k < 8; k += 3) {
+		struct ibv_sge s = mk_sge(&self->l, 0, 8);
+		struct ibv_send_wr wr;
+
+		rdma_wr(&wr, &s, k & 2 ? IBV_WR_ATOMIC_CMP_AND_SWP :
+			IBV_WR_ATOMIC_FETCH_AND_ADD, k,
+			buf_addr(&self->r, 64 + k), self->r.mr->rkey);
+		one_error(_metadata, &self->p, &wr, IBV_WC_REM_INV_REQ_ERR,
+			  IBV_QPS_ERR, "misaligned atomic");
+	}
+}
+
+/*
+ * A SEND longer than the receive buffer: the receiver completes the WQE
+ * with a local length error, the sender gets "invalid request"; in one
+ * packet and when only the third packet overflows.
+ */
+TEST_F(err, recv_buffer_too_small)
+{
+	const uint32_t cases[][2] = { { 100, 99 }, { 3000, 2500 },
+				      { 1024, 0 } };
+
+	for (int k = 0; k < 3; k++) {
+		struct ibv_sge s = mk_sge(&self->l, 0, cases[k][0]);
+		struct ibv_sge rs = mk_sge(&self->r, 0, cases[k][1]);
+
+		memset(self->r.p + cases[k][1], 0xee, 4096);
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 50 + k, &rs, 1));
+		ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, k, &s, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		expect_wc("sender", self->p.scq[0], k, IBV_WC_REM_INV_REQ_ERR,
+			  ANY, self->qpn[0], ANY, NULL);
+		expect_wc("receiver", self->p.rcq[1], 50 + k, IBV_WC_LOC_LEN_ERR,
+			  ANY, self->qpn[1], ANY, NULL);
+		EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+		EXPECT_STATE_SOON(self->p.qp[1], IBV_QPS_ERR);
+		/* Nothing was written past the buffer. */
+		EXPECT_UNTOUCHED(self->r.p + cases[k][1], 4096, 0xee,
+				 "past the receive buffer");
+		ASSERT_EQ(0, pair_reconnect(&self->p));
+	}
+}
+
+/* The receive WQE's lkey is bad: receiver LOC_PROT_ERR, sender REM_OP_ERR. */
+TEST_F(err, recv_bad_lkey)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 100);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 100);
+
+	rs.lkey += 0x100;
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 5, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 1, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("sender", self->p.scq[0], 1, IBV_WC_REM_OP_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("receiver", self->p.rcq[1], 5, IBV_WC_LOC_PROT_ERR, ANY,
+		  self->qpn[1], ANY, NULL);
+	EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+	EXPECT_STATE_SOON(self->p.qp[1], IBV_QPS_ERR);
+}
+
+/*
+ * Local protection errors on the requester: bad lkey, an SGE running past
+ * its MR, a READ into memory without local write. Nothing reaches the
+ * responder, which stays in RTS.
+ */
+TEST_F(err, local_protection)
+{
+	struct buf ro;
+
+	ASSERT_EQ(0, buf_new(&ro, self->p.pd, 4096, IBV_ACCESS_REMOTE_READ));
+	for (int k = 0; k < 6; k++) {
+		struct ibv_sge s[2] = { mk_sge(&self->l, 0, 100),
+					mk_sge(&self->l, 200, 100) };
+		struct ibv_send_wr wr;
+		enum ibv_wr_opcode op = k % 2 ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
+
+		switch (k) {
+		case 0: case 1:	/* bad lkey in the second SGE */
+			s[1].lkey ^= 0x100;
+			break;
+		case 2: case 3:	/* second SGE one byte past the MR */
+			s[1] = mk_sge(&self->l, BUFSZ - 99, 100);
+			break;
+		case 4:		/* READ sink without local write */
+			s[1] = mk_sge(&ro, 0, 100);
+			op = IBV_WR_RDMA_READ;
+			break;
+		case 5:		/* atomic result without local write */
+			s[0] = mk_sge(&ro, 0, 8);
+			op = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			break;
+		}
+		rdma_wr(&wr, s, op, k, buf_addr(&self->r, 0), self->r.mr->rkey);
+		wr.num_sge = k == 5 ? 1 : 2;
+		one_error(_metadata, &self->p, &wr, IBV_WC_LOC_PROT_ERR,
+			  IBV_QPS_RTS, "local protection");
+	}
+	buf_free(&ro);
+}
+
+/* More than max_msg_sz: a local length error, nothing is sent. */
+TEST_F(err, message_too_long)
+{
+	struct ibv_port_attr pa;
+	struct buf big;
+
+	ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));
+	ASSERT_EQ(0, buf_new(&big, self->p.pd, pa.max_msg_sz + 4096, ACC_ALL));
+	for (int k = 0; k < 3; k++) {
+		struct ibv_sge s[2] = { mk_sge(&big, 0, pa.max_msg_sz + 1),
+					mk_sge(&big, 0, 1) };
+		struct ibv_send_wr wr;
+
+		if (k == 2) {	/* two SGEs adding up to one byte too many */
+			s[0].length = pa.max_msg_sz;
+		}
+		rdma_wr(&wr, s, k == 1 ? IBV_WR_RDMA_WRITE : IBV_WR_SEND, k,
+			buf_addr(&big, 0), big.mr->rkey);
+		wr.num_sge = k == 2 ? 2 : 1;
+		one_error(_metadata, &self->p, &wr, IBV_WC_LOC_LEN_ERR,
+			  IBV_QPS_RTS, "too long");
+	}
+	/* The READ's length is its scatter list's. */
+	do {
+		struct ibv_sge s = mk_sge(&big, 0, pa.max_msg_sz + 1);
+		struct ibv_send_wr wr;
+
+		rdma_wr(&wr, &s, IBV_WR_RDMA_READ, 9, buf_addr(&big, 0),
+			big.mr->rkey);
+		one_error(_metadata, &self->p, &wr, IBV_WC_LOC_LEN_ERR,
+			  IBV_QPS_RTS, "READ too long");
+	} while (0);
+	buf_free(&big);
+}
+
+/* No receive and rnr_retry 0: the first RNR NAK fails the SEND. */
+TEST_F(err, rnr_retry_0)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 10);
+	struct ibv_send_wr wr;
+	long t;
+
+	self->p.o.rnr_retry = 0;
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	for (int k = 0; k < 2; k++) {
+		rdma_wr(&wr, &s, k ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND, k,
+			buf_addr(&self->r, 0), self->r.mr->rkey);
+		wr.send_flags = IBV_SEND_SIGNALED;
+		t = now_ms();
+		ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+		expect_wc("rnr", self->p.scq[0], k, IBV_WC_RNR_RETRY_EXC_ERR,
+			  ANY, self->qpn[0], ANY, NULL);
+		EXPECT_GT(1000, now_ms() - t);
+		EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+		/* RNR is no error for the responder. */
+		EXPECT_STATE(self->p.qp[1], IBV_QPS_RTS);
+		EXPECT_TRUE(cq_quiet(self->p.rcq[1], 50));
+		ASSERT_EQ(0, pair_reconnect(&self->p));
+	}
+}
+
+/* rnr_retry 3 and a 1 ms RNR timer: gives up after a few tries. */
+TEST_F(err, rnr_retry_exhausted)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 10);
+	long t;
+
+	self->p.o.rnr_retry = 3;
+	self->p.o.min_rnr_timer = 14;	/* 0.96 ms */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	t = now_ms();
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 1, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("rnr", self->p.scq[0], 1, IBV_WC_RNR_RETRY_EXC_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	EXPECT_GT(2000, now_ms() - t);
+	EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+	EXPECT_STATE(self->p.qp[1], IBV_QPS_RTS);
+}
+
+/* rnr_retry 7 (infinite): a receive posted later lets the SEND through. */
+TEST_F(err, rnr_retry_7_recv_later)
+{
+	struct ibv_sge rs = mk_sge(&self->r, 0, 4096);
+
+	self->p.o.min_rnr_timer = 10;	/* 0.32 ms */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	for (int k = 0; k < 2; k++) {
+		uint32_t len = k ? 2000 : 3000;
+		struct ibv_sge s = mk_sge(&self->l, 0, len);
+		struct ibv_send_wr wr;
+
+		fill_pattern(self->l.p, len, k);
+		memset(self->r.p, 0, 8192);
+		rdma_wr(&wr, &s, k ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_SEND,
+			k, buf_addr(&self->r, 4096), self->r.mr->rkey);
+		wr.send_flags = IBV_SEND_SIGNALED;
+		ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+		EXPECT_TRUE(cq_quiet(self->p.scq[0], 200));
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 10 + k, &rs, 1));
+		expect_wc("sender", self->p.scq[0], k, IBV_WC_SUCCESS,
+			  k ? IBV_WC_RDMA_WRITE : IBV_WC_SEND, self->qpn[0],
+			  ANY, NULL);
+		expect_wc("receiver", self->p.rcq[1], 10 + k, IBV_WC_SUCCESS,
+			  k ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
+			  self->qpn[1], len, NULL);
+		EXPECT_SAME(self->r.p + (k ? 4096 : 0), self->l.p, len, "data");
+	}
+	EXPECT_STATE(self->p.qp[0], IBV_QPS_RTS);
+}
+
+/*
+ * After an error every later WQE, signaled or not, and every receive
+ * completes with WR_FLUSH_ERR, in order; WQEs posted in ERR too.
+ */
+TEST_F(err, flush_after_error)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 64);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_send_wr wr[5];
+
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 100 + i, &rs, 1));
+	for (int i = 0; i < 5; i++) {
+		rdma_wr(&wr[i], &s, i % 2 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE, i,
+			buf_addr(&self->r, 0), self->r.mr->rkey);
+		wr[i].send_flags = i == 3 ? 0 : IBV_SEND_SIGNALED;
+		wr[i].next = i < 4 ? &wr[i + 1] : NULL;
+	}
+	wr[2].opcode = IBV_WR_RDMA_READ;
+	wr[2].wr.rdma.rkey ^= 0x100;	/* the failing one */
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], wr));
+	expect_wc("write", self->p.scq[0], 0, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->qpn[0], ANY, NULL);
+	expect_wc("send", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("bad read", self->p.scq[0], 2, IBV_WC_REM_ACCESS_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	/* IBA: WQEs completed in error complete even if unsignaled. */
+	expect_wc("flushed unsignaled", self->p.scq[0], 3,
+		  IBV_WC_WR_FLUSH_ERR, ANY, self->qpn[0], ANY, NULL);
+	expect_wc("flushed", self->p.scq[0], 4, IBV_WC_WR_FLUSH_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+	/* The responder NAKed a remote access error: ERR, receives flushed. */
+	expect_wc("recv 0", self->p.rcq[1], 100, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 64, NULL);
+	expect_wc("recv 1", self->p.rcq[1], 101, IBV_WC_WR_FLUSH_ERR, ANY,
+		  self->qpn[1], ANY, NULL);
+	expect_wc("recv 2", self->p.rcq[1], 102, IBV_WC_WR_FLUSH_ERR, ANY,
+		  self->qpn[1], ANY, NULL);
+	EXPECT_STATE_SOON(self->p.qp[1], IBV_QPS_ERR);
+
+	/* Posting in ERR works and flushes at once, on both queues. */
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 7, &s, 1, 0, 0, 0));
+	expect_wc("posted in ERR", self->p.scq[0], 7, IBV_WC_WR_FLUSH_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[0], 8, &rs, 1));
+	expect_wc("recv posted in ERR", self->p.rcq[0], 8, IBV_WC_WR_FLUSH_ERR,
+		  ANY, self->qpn[0], ANY, NULL);
+	EXPECT_TRUE(cq_quiet(self->p.scq[0], 50));
+	EXPECT_TRUE(cq_quiet(self->p.rcq[1], 0));
+}
+
+/* Modify to ERR flushes the posted receives, in order. */
+TEST_F(err, modify_to_err_flushes)
+{
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_sge s = mk_sge(&self->l, 0, 64);
+
+	for (int i = 0; i < 5; i++)
+		ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 200 + i, &rs, 1));
+	ASSERT_EQ(0, qp_modify_state(self->p.qp[1], IBV_QPS_ERR));
+	EXPECT_STATE(self->p.qp[1], IBV_QPS_ERR);
+	for (int i = 0; i < 5; i++)
+		expect_wc("flushed", self->p.rcq[1], 200 + i,
+			  IBV_WC_WR_FLUSH_ERR, ANY, self->qpn[1], ANY, NULL);
+	EXPECT_TRUE(cq_quiet(self->p.rcq[1], 50));
+	EXPECT_TRUE(cq_quiet(self->p.scq[1], 0));
+	/* And back: ERR -> RESET -> RTS works, traffic flows again. */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 300, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 301, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", self->p.scq[0], 301, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 300, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 64, NULL);
+}
+
+/* The verbs refuse posting where the IBA says so. */
+TEST_F(err, post_in_wrong_state)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = self->p.scq[0], .recv_cq = self->p.rcq[0],
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_sge s = mk_sge(&self->l, 0, 8);
+	struct ibv_qp *qp = ibv_create_qp(self->p.pd, &a);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	ASSERT_NE(NULL, qp);
+	EXPECT_STATE(qp, IBV_QPS_RESET);
+	EXPECT_EQ(EINVAL, post_recv_sges(qp, 1, &s, 1));
+	EXPECT_EQ(EINVAL, post_op(qp, IBV_WR_SEND, 2, &s, 1, 0, 0, 0));
+	ASSERT_EQ(0, ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	/* INIT: receives yes, sends no. */
+	EXPECT_EQ(0, post_recv_sges(qp, 3, &s, 1));
+	EXPECT_EQ(EINVAL, post_op(qp, IBV_WR_SEND, 4, &s, 1, 0, 0, 0));
+	/* Back to RESET drops the receive without a completion. */
+	ASSERT_EQ(0, qp_modify_state(qp, IBV_QPS_RESET));
+	EXPECT_TRUE(cq_quiet(self->p.rcq[0], 50));
+	EXPECT_EQ(EINVAL, post_recv_sges(qp, 5, &s, 1));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/*
+ * A full SQ or RQ refuses the next WQE with ENOMEM: the QP sends to a QP
+ * number that does not exist and has an infinite timeout, so nothing it
+ * posts completes.
+ */
+TEST_F(err, queue_full_enomem)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_sge s = mk_sge(&self->l, 0, 8);
+
+	pair_default_opts(&o);
+	o.dest_qpn[0] = 0xfedcba;
+	o.timeout = 0;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	ASSERT_LE(o.sq_wr, p.cap[0].max_send_wr);
+	ASSERT_LE(o.rq_wr, p.cap[0].max_recv_wr);
+	for (uint32_t i = 0; i < p.cap[0].max_send_wr; i++) {
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, i, &s, 1,
+				     IBV_SEND_SIGNALED, 0, 0))
+			TH_LOG("WQE %u of %u", i, p.cap[0].max_send_wr);
+	}
+	EXPECT_EQ(ENOMEM, post_op(p.qp[0], IBV_WR_SEND, 999, &s, 1, 0, 0, 0));
+	for (uint32_t i = 0; i < p.cap[0].max_recv_wr; i++)
+		ASSERT_EQ(0, post_recv_sges(p.qp[0], i, &s, 1));
+	EXPECT_EQ(ENOMEM, post_recv_sges(p.qp[0], 999, &s, 1));
+	EXPECT_TRUE(cq_quiet(p.scq[0], 100));
+	/* ERR flushes all of them, each once. */
+	ASSERT_EQ(0, qp_modify_state(p.qp[0], IBV_QPS_ERR));
+	for (uint32_t i = 0; i < p.cap[0].max_send_wr; i++)
+		expect_wc("flushed send", p.scq[0], i, IBV_WC_WR_FLUSH_ERR, ANY,
+			  p.qp[0]->qp_num, ANY, NULL);
+	for (uint32_t i = 0; i < p.cap[0].max_recv_wr; i++)
+		expect_wc("flushed recv", p.rcq[0], i, IBV_WC_WR_FLUSH_ERR, ANY,
+			  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_TRUE(cq_quiet(p.scq[0], 50));
+	EXPECT_TRUE(cq_quiet(p.rcq[0], 0));
+	pair_destroy(&p);
+}
+
+/*
+ * Nobody answers (no such QP behind the GID): with timeout 8 (about 1 ms)
+ * and retry_cnt 1 the WQE fails with RETRY_EXC_ERR in bounded time.
+ */
+TEST_F(err, retry_exhausted)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_sge s = mk_sge(&self->l, 0, 3000);
+	long t;
+
+	pair_default_opts(&o);
+	o.dest_qpn[0] = 0xfedcba;
+	o.timeout = 8;
+	o.retry_cnt = 1;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	for (int k = 0; k < 3; k++) {
+		enum ibv_wr_opcode op = k == 0 ? IBV_WR_SEND : k == 1 ?
+			IBV_WR_RDMA_READ : IBV_WR_ATOMIC_FETCH_AND_ADD;
+
+		if (k == 2)
+			s.length = 8;
+		t = now_ms();
+		ASSERT_EQ(0, post_op(p.qp[0], op, k, &s, 1, IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, 0), self->r.mr->rkey));
+		expect_wc("retry", p.scq[0], k, IBV_WC_RETRY_EXC_ERR, ANY,
+			  p.qp[0]->qp_num, ANY, NULL);
+		t = now_ms() - t;
+		TH_LOG("opcode %d: RETRY_EXC_ERR after %ld ms", op, t);
+		EXPECT_GT(2000, t);
+		EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
+		ASSERT_EQ(0, pair_reconnect(&p));
+	}
+	pair_destroy(&p);
+}
+
+/* SEND_WITH_INV naming a user MR's rkey: MRs cannot be invalidated. */
+TEST_F(err, send_with_inv_of_mr)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 16);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = self->r.mr->rkey };
+
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 2, &rs, 1));
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+	expect_wc("sender", self->p.scq[0], 1, IBV_WC_REM_INV_REQ_ERR, ANY,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("receiver", self->p.rcq[1], 2, IBV_WC_REM_INV_REQ_ERR, ANY,
+		  self->qpn[1], ANY, NULL);
+	EXPECT_STATE_SOON(self->p.qp[0], IBV_QPS_ERR);
+	EXPECT_STATE_SOON(self->p.qp[1], IBV_QPS_ERR);
+	/* The MR still works. */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 3, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("write", self->p.scq[0], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  self->qpn[0], ANY, NULL);
+}
+
+SIB_HARNESS_MAIN

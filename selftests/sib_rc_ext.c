@@ -1,0 +1,1006 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib's RC data path, the parts around the transfers, on sib0 over lo:
+ * completion channels (next and solicited-only), resize_cq with
+ * completions outstanding, CQ overrun; SRQs shared by two QPs, the SRQ
+ * limit event and query_srq; the fence; memory windows of type 1 and 2
+ * (bind, access inside and outside, invalidation locally and by
+ * SEND_WITH_INV, zero-based); and a stress run of 4 QP pairs with random
+ * opcodes and sizes, every byte checked.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+#include "sib_pair_t.h"
+
+#define BUFSZ	(1u << 20)
+
+FIXTURE(ext) {
+	struct ibv_context *ctx;
+	int gid;
+	struct ibv_pd *pd;
+	struct buf l, r;
+};
+
+FIXTURE_SETUP(ext)
+{
+	self->ctx = sib_lo_setup(&self->gid);
+	ASSERT_NE(NULL, self->ctx);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	ASSERT_EQ(0, buf_new(&self->l, self->pd, BUFSZ, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&self->r, self->pd, BUFSZ, ACC_ALL));
+}
+
+FIXTURE_TEARDOWN(ext)
+{
+	buf_free(&self->l);
+	buf_free(&self->r);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	sib_lo_teardown(self->ctx);
+}
+
+/* ---- completion channels ------------------------------------------------ */
+
+/* An event on @ch within @ms; acked; returns the CQ or NULL. */
+static struct ibv_cq *chan_event(struct ibv_comp_channel *ch, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return NULL;
+	if (ibv_get_cq_event(ch, &cq, &cq_ctx))
+		return NULL;
+	ibv_ack_cq_events(cq, 1);
+	return cq;
+}
+
+static void send_one(struct __test_metadata *_metadata, struct pair *p,
+		     struct buf *l, uint64_t id, unsigned int flags)
+{
+	struct ibv_sge s = mk_sge(l, 0, 32);
+
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_SEND, id, &s, 1,
+			     IBV_SEND_SIGNALED | flags, 0, 0));
+	expect_wc("send", p->scq[0], id, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p->qp[0]->qp_num, ANY, NULL);
+}
+
+TEST_F(ext, cq_event_next)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct pair_opts o;
+	struct pair p;
+
+	ASSERT_NE(NULL, ch);
+	pair_default_opts(&o);
+	o.chan[1] = ch;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_recv_sges(p.qp[1], i, &rs, 1));
+
+	/* Not armed: a completion makes no event. */
+	send_one(_metadata, &p, &self->l, 100, 0);
+	expect_wc("recv", p.rcq[1], 0, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 32, NULL);
+	EXPECT_EQ(NULL, chan_event(ch, 200));
+
+	/* Armed: nothing yet, then one event for the next completion. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p.rcq[1], 0));
+	EXPECT_EQ(NULL, chan_event(ch, 100));
+	send_one(_metadata, &p, &self->l, 101, 0);
+	EXPECT_EQ(p.rcq[1], chan_event(ch, WAIT_MS));
+	expect_wc("recv", p.rcq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 32, NULL);
+
+	/* The arming is used up: the next completion makes no event. */
+	send_one(_metadata, &p, &self->l, 102, 0);
+	expect_wc("recv", p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 32, NULL);
+	EXPECT_EQ(NULL, chan_event(ch, 200));
+
+	/* A solicited SEND wakes a next-completion arming too. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p.rcq[1], 0));
+	send_one(_metadata, &p, &self->l, 103, IBV_SEND_SOLICITED);
+	EXPECT_EQ(p.rcq[1], chan_event(ch, WAIT_MS));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+}
+
+TEST_F(ext, cq_event_solicited_only)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(self->ctx);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, ch);
+	pair_default_opts(&o);
+	o.chan[1] = ch;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_recv_sges(p.qp[1], i, &rs, 1));
+
+	ASSERT_EQ(0, ibv_req_notify_cq(p.rcq[1], 1));
+	/* Unsolicited: the CQE is there, but no event. */
+	send_one(_metadata, &p, &self->l, 100, 0);
+	expect_wc("unsolicited recv", p.rcq[1], 0, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 32, &wc);
+	EXPECT_EQ(NULL, chan_event(ch, 300));
+	/* Solicited: event. */
+	send_one(_metadata, &p, &self->l, 101, IBV_SEND_SOLICITED);
+	EXPECT_EQ(p.rcq[1], chan_event(ch, WAIT_MS));
+	expect_wc("solicited recv", p.rcq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 32, NULL);
+	/* Solicited WRITE_WITH_IMM wakes as well. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p.rcq[1], 1));
+	do {
+		struct ibv_sge s = mk_sge(&self->l, 0, 8);
+		struct ibv_send_wr wr = {
+			.wr_id = 102, .sg_list = &s, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED,
+		};
+
+		wr.wr.rdma.remote_addr = buf_addr(&self->r, 4096);
+		wr.wr.rdma.rkey = self->r.mr->rkey;
+		ASSERT_EQ(0, post_send_wr(p.qp[0], &wr));
+	} while (0);
+	EXPECT_EQ(p.rcq[1], chan_event(ch, WAIT_MS));
+	expect_wc("imm recv", p.rcq[1], 2, IBV_WC_SUCCESS,
+		  IBV_WC_RECV_RDMA_WITH_IMM, p.qp[1]->qp_num, 8, NULL);
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_destroy_comp_channel(ch));
+}
+
+/* Resize with CQEs outstanding: none lost, order kept; too small refused. */
+TEST_F(ext, resize_cq_outstanding)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 16);
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_wc wc[64];
+	int n = 12;
+
+	pair_default_opts(&o);
+	o.cq_depth = 16;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+	/* Let them all reach the CQ, without polling it. */
+	usleep(300000);
+	/* Smaller than what is queued: refused, nothing lost. */
+	EXPECT_NE(0, ibv_resize_cq(p.scq[0], 4));
+	ASSERT_EQ(0, ibv_resize_cq(p.scq[0], 64));
+	EXPECT_LE(64, p.scq[0]->cqe);
+	ASSERT_EQ(n, poll_n(p.scq[0], wc, n, WAIT_MS));
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc[i].opcode);
+	}
+	/* The resized CQ takes more than the old size. */
+	for (int i = 0; i < 40; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 100 + i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+	usleep(200000);
+	ASSERT_EQ(40, poll_n(p.scq[0], wc, 40, WAIT_MS));
+	for (int i = 0; i < 40; i++)
+		EXPECT_EQ((uint64_t)100 + i, wc[i].wr_id);
+	/* And shrinks again, with some CQEs outstanding. */
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 200 + i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+	usleep(200000);
+	ASSERT_EQ(0, ibv_resize_cq(p.scq[0], 8));
+	ASSERT_EQ(3, poll_n(p.scq[0], wc, 3, WAIT_MS));
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ((uint64_t)200 + i, wc[i].wr_id);
+	EXPECT_TRUE(cq_quiet(p.scq[0], 50));
+	EXPECT_STATE(p.qp[0], IBV_QPS_RTS);
+	pair_destroy(&p);
+}
+
+/* More completions than the CQ holds: IBV_EVENT_CQ_ERR, the QP in ERR. */
+TEST_F(ext, cq_overrun)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 16);
+	struct ibv_async_event ev;
+	struct pair_opts o;
+	struct pair p;
+	int n;
+
+	pair_default_opts(&o);
+	o.cq_depth = 4;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	n = p.scq[0]->cqe;
+	ASSERT_GE(8, n);
+	for (int i = 0; i < n + 2; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+	ASSERT_TRUE(wait_async_event(self->ctx, IBV_EVENT_CQ_ERR, WAIT_MS, &ev));
+	EXPECT_EQ(p.scq[0], ev.element.cq);
+	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
+	/* What made it onto the CQ is intact. */
+	do {
+		struct ibv_wc wc[16];
+		int got = poll_n(p.scq[0], wc, n, 100);
+
+		EXPECT_EQ(n, got);
+		for (int i = 0; i < got; i++) {
+			EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		}
+	} while (0);
+	pair_destroy(&p);
+}
+
+/* ---- SRQ ---------------------------------------------------------------- */
+
+TEST_F(ext, srq_shared_by_two_qps)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 32, .max_sge = 2 } };
+	struct ibv_srq *srq = ibv_create_srq(self->pd, &sa);
+	struct pair_opts o;
+	struct pair p[2];
+	struct ibv_srq_attr qa;
+	struct ibv_wc wc[8];
+	bool seen[8] = { };
+	enum { N = 8, SZ = 3000 };
+
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_query_srq(srq, &qa));
+	EXPECT_LE(32u, qa.max_wr);
+	EXPECT_LE(2u, qa.max_sge);
+	EXPECT_EQ(0u, qa.srq_limit);
+	pair_default_opts(&o);
+	o.srq[1] = srq;
+	ASSERT_EQ(0, pair_create(&p[0], self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, pair_create(&p[1], self->ctx, self->pd, self->gid, &o));
+	/* A QP on an SRQ has no receive queue of its own. */
+	do {
+		struct ibv_sge s = mk_sge(&self->r, 0, 8);
+
+		EXPECT_NE(0, post_recv_sges(p[0].qp[1], 1, &s, 1));
+	} while (0);
+	memset(self->r.p, 0xee, N * 4096);
+	for (int i = 0; i < N; i++) {
+		struct ibv_sge s[2] = { mk_sge(&self->r, i * 4096, 1000),
+					mk_sge(&self->r, i * 4096 + 1001,
+					       4096 - 1001) };
+
+		ASSERT_EQ(0, post_srq_recv_sges(srq, 500 + i, s, 2));
+	}
+	fill_pattern(self->l.p, N * SZ, 5);
+	for (int i = 0; i < N; i++) {
+		struct ibv_sge s = mk_sge(&self->l, i * SZ, SZ);
+
+		ASSERT_EQ(0, post_op(p[i % 2].qp[0], IBV_WR_SEND, i, &s, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+	}
+	for (int i = 0; i < N; i++)
+		expect_wc("send", p[i % 2].scq[0], i, IBV_WC_SUCCESS,
+			  IBV_WC_SEND, p[i % 2].qp[0]->qp_num, ANY, NULL);
+	for (int k = 0; k < 2; k++) {
+		ASSERT_EQ(N / 2, poll_n(p[k].rcq[1], wc, N / 2, WAIT_MS));
+		for (int j = 0; j < N / 2; j++) {
+			int slot = wc[j].wr_id - 500;
+			/* Message j of pair k is message 2j+k overall. */
+			int msg = 2 * j + k;
+			uint8_t *d = self->r.p + slot * 4096;
+
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[j].status);
+			EXPECT_EQ(p[k].qp[1]->qp_num, wc[j].qp_num);
+			EXPECT_EQ((uint32_t)SZ, wc[j].byte_len);
+			ASSERT_TRUE(slot >= 0 && slot < N);
+			EXPECT_FALSE(seen[slot]);
+			seen[slot] = true;
+			EXPECT_SAME(d, self->l.p + msg * SZ, 1000, "SGE 0");
+			EXPECT_EQ(0xee, d[1000]);
+			EXPECT_SAME(d + 1001, self->l.p + msg * SZ + 1000,
+				    SZ - 1000, "SGE 1");
+		}
+	}
+	pair_destroy(&p[0]);
+	pair_destroy(&p[1]);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/* The limit event fires once, when the WQE count drops below the limit. */
+TEST_F(ext, srq_limit_event)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(self->pd, &sa);
+	struct ibv_srq_attr qa = { .srq_limit = 5 };
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_async_event ev;
+	struct pair_opts o;
+	struct pair p;
+	int posted = 10;
+
+	ASSERT_NE(NULL, srq);
+	pair_default_opts(&o);
+	o.srq[1] = srq;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	for (int i = 0; i < posted; i++)
+		ASSERT_EQ(0, post_srq_recv_sges(srq, i, &rs, 1));
+	/* A limit above max_wr is refused. */
+	do {
+		struct ibv_srq_attr big = { .srq_limit = 100000 };
+
+		EXPECT_NE(0, ibv_modify_srq(srq, &big, IBV_SRQ_LIMIT));
+	} while (0);
+	ASSERT_EQ(0, ibv_modify_srq(srq, &qa, IBV_SRQ_LIMIT));
+	ASSERT_EQ(0, ibv_query_srq(srq, &qa));
+	EXPECT_EQ(5u, qa.srq_limit);
+	/* 10 -> 5 WQEs: not below the limit yet. */
+	for (int i = 0; i < 5; i++)
+		send_one(_metadata, &p, &self->l, i, 0);
+	EXPECT_FALSE(wait_async_event(self->ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
+				      200, NULL));
+	ASSERT_EQ(0, ibv_query_srq(srq, &qa));
+	EXPECT_EQ(5u, qa.srq_limit);
+	/* 5 -> 4: the event, for this SRQ; the limit disarms. */
+	send_one(_metadata, &p, &self->l, 5, 0);
+	ASSERT_TRUE(wait_async_event(self->ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
+				     WAIT_MS, &ev));
+	EXPECT_EQ(srq, ev.element.srq);
+	ASSERT_EQ(0, ibv_query_srq(srq, &qa));
+	EXPECT_EQ(0u, qa.srq_limit);
+	/* Only once. */
+	for (int i = 6; i < 9; i++)
+		send_one(_metadata, &p, &self->l, i, 0);
+	EXPECT_EQ(0, count_async_events(self->ctx,
+					IBV_EVENT_SRQ_LIMIT_REACHED, 200));
+	EXPECT_EQ(9, cq_drain(p.rcq[1]));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+TEST_F(ext, srq_full_enomem)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(self->pd, &sa);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 64);
+	struct ibv_srq_attr qa;
+
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_query_srq(srq, &qa));
+	EXPECT_EQ(sa.attr.max_wr, qa.max_wr);
+	for (uint32_t i = 0; i < qa.max_wr; i++)
+		ASSERT_EQ(0, post_srq_recv_sges(srq, i, &rs, 1));
+	EXPECT_EQ(ENOMEM, post_srq_recv_sges(srq, 99, &rs, 1));
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/* ---- fence ---------------------------------------------------------------- */
+
+/*
+ * READ remote X into L, then WRITE L to remote Y. With IBV_SEND_FENCE on
+ * the WRITE, Y must hold X's data: the WRITE may not gather L before the
+ * READ's data arrived. The unfenced run is logged to show that the check
+ * can tell (sib sends the WRITE at once without the fence).
+ */
+static int fence_run(struct __test_metadata *_metadata, struct pair *p,
+		     struct buf *l, struct buf *r, bool fence, uint32_t seed)
+{
+	const uint32_t len = 256 * 1024;
+	struct ibv_sge ls = mk_sge(l, 0, len);
+	struct ibv_send_wr w[2] = { };
+
+	fill_pattern(r->p, len, seed);		/* X */
+	memset(l->p, 0x11, len);		/* L: stale */
+	memset(r->p + len, 0x22, len);		/* Y */
+	w[0].wr_id = 1;
+	w[0].opcode = IBV_WR_RDMA_READ;
+	w[0].sg_list = &ls;
+	w[0].num_sge = 1;
+	w[0].wr.rdma.remote_addr = buf_addr(r, 0);
+	w[0].wr.rdma.rkey = r->mr->rkey;
+	w[0].next = &w[1];
+	w[1] = w[0];
+	w[1].next = NULL;
+	w[1].wr_id = 2;
+	w[1].opcode = IBV_WR_RDMA_WRITE;
+	w[1].send_flags = IBV_SEND_SIGNALED | (fence ? IBV_SEND_FENCE : 0);
+	w[1].wr.rdma.remote_addr = buf_addr(r, len);
+	if (post_send_wr(p->qp[0], w))
+		return -1;
+	expect_wc("fenced write", p->scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, p->qp[0]->qp_num, ANY, NULL);
+	return first_diff(r->p + len, r->p, len) < 0;
+}
+
+TEST_F(ext, fence_read_then_write)
+{
+	struct pair p;
+	int ok;
+
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	ok = fence_run(_metadata, &p, &self->l, &self->r, false, 1);
+	TH_LOG("without the fence the WRITE carried %s data", ok == 1 ?
+	       "the READ's" : "stale");
+	for (int i = 0; i < 5; i++) {
+		EXPECT_EQ(1, fence_run(_metadata, &p, &self->l, &self->r, true,
+				       10 + i)) TH_LOG("fenced run %d", i);
+	}
+	pair_destroy(&p);
+}
+
+/* FETCH_ADD's result, then a fenced SEND of it: the original value goes. */
+TEST_F(ext, fence_atomic_then_send)
+{
+	uint64_t *ctr = (uint64_t *)self->r.p, *res = (uint64_t *)self->l.p;
+	struct ibv_sge as = mk_sge(&self->l, 0, 8), rs = mk_sge(&self->r, 64, 8);
+	struct ibv_send_wr w[2] = { };
+	struct pair p;
+
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	for (int i = 0; i < 5; i++) {
+		*ctr = 1000 * i + 7;
+		*res = 0;
+		ASSERT_EQ(0, post_recv_sges(p.qp[1], 50 + i, &rs, 1));
+		w[0].wr_id = 1;
+		w[0].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		w[0].sg_list = &as;
+		w[0].num_sge = 1;
+		w[0].wr.atomic.remote_addr = buf_addr(&self->r, 0);
+		w[0].wr.atomic.rkey = self->r.mr->rkey;
+		w[0].wr.atomic.compare_add = 1;
+		w[0].next = &w[1];
+		w[1].wr_id = 2;
+		w[1].opcode = IBV_WR_SEND;
+		w[1].sg_list = &as;
+		w[1].num_sge = 1;
+		w[1].send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+		ASSERT_EQ(0, post_send_wr(p.qp[0], w));
+		expect_wc("send", p.scq[0], 2, IBV_WC_SUCCESS, IBV_WC_SEND,
+			  p.qp[0]->qp_num, ANY, NULL);
+		expect_wc("recv", p.rcq[1], 50 + i, IBV_WC_SUCCESS, IBV_WC_RECV,
+			  p.qp[1]->qp_num, 8, NULL);
+		EXPECT_EQ((uint64_t)1000 * i + 7, *(uint64_t *)(self->r.p + 64));
+		EXPECT_EQ((uint64_t)1000 * i + 8, *ctr);
+	}
+	pair_destroy(&p);
+}
+
+/* ---- memory windows ------------------------------------------------------ */
+
+/* One RDMA op on QP 0 of @p; returns its completion status. */
+static int rdma_status(struct pair *p, enum ibv_wr_opcode op, struct buf *l,
+		       uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge s = mk_sge(l, 0, len);
+	struct ibv_wc wc;
+
+	int ret;
+
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		ret = post_atomic(p->qp[0], op, 77, &s, IBV_SEND_SIGNALED,
+				  raddr, rkey, 1, 2);
+	else
+		ret = post_op(p->qp[0], op, 77, &s, 1, IBV_SEND_SIGNALED, raddr,
+			      rkey);
+	if (ret)
+		return -1;
+	if (poll_n(p->scq[0], &wc, 1, WAIT_MS) != 1)
+		return -2;
+	return wc.status;
+}
+
+#define WIN_OFF	8192
+#define WIN_LEN	8192
+
+TEST_F(ext, mw_type1)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind bind = {
+		.wr_id = 9, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = {
+			.mr = self->r.mr, .addr = buf_addr(&self->r, WIN_OFF),
+			.length = WIN_LEN,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_READ,
+		},
+	};
+	uint64_t win = buf_addr(&self->r, WIN_OFF);
+	struct pair p;
+	uint32_t old;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	old = mw->rkey;
+	/* Bound through QP 1's send queue; usable by any QP of the PD. */
+	ASSERT_EQ(0, ibv_bind_mw(p.qp[1], mw, &bind));
+	expect_wc("bind", p.scq[1], 9, IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+		  p.qp[1]->qp_num, ANY, NULL);
+	EXPECT_EQ(old >> 8, mw->rkey >> 8);
+	EXPECT_NE(old, mw->rkey);
+
+	fill_pattern(self->l.p, WIN_LEN, 3);
+	memset(self->r.p, 0xee, 3 * WIN_LEN);
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l,
+					      WIN_LEN, win, mw->rkey));
+	EXPECT_SAME(self->r.p + WIN_OFF, self->l.p, WIN_LEN, "through window");
+	EXPECT_UNTOUCHED(self->r.p, WIN_OFF, 0xee, "before window");
+	EXPECT_UNTOUCHED(self->r.p + WIN_OFF + WIN_LEN, WIN_LEN, 0xee,
+			 "after window");
+	memset(self->l.p, 0, WIN_LEN);
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_READ, &self->l,
+					      100, win + WIN_LEN - 100,
+					      mw->rkey));
+	EXPECT_SAME(self->l.p, self->r.p + WIN_OFF + WIN_LEN - 100, 100, "read");
+	/* The window grants no atomics. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, &self->l, 8, win,
+			      mw->rkey));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* One byte outside, at either end. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 2,
+			      win + WIN_LEN - 1, mw->rkey));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_READ, &self->l, 2, win - 1,
+			      mw->rkey));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* The old rkey is stale. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 2, win, old));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* A type-1 window cannot be invalidated (o10-37.2.26). */
+	do {
+		struct ibv_send_wr inv = { .wr_id = 10, .opcode = IBV_WR_LOCAL_INV,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .invalidate_rkey = mw->rkey };
+		struct ibv_wc wc;
+
+		ASSERT_EQ(0, post_send_wr(p.qp[1], &inv));
+		ASSERT_EQ(1, poll_n(p.scq[1], &wc, 1, WAIT_MS));
+		EXPECT_NE(IBV_WC_SUCCESS, wc.status);
+		TH_LOG("LOCAL_INV of a type-1 window: %s", wcs(wc.status));
+		ASSERT_EQ(0, pair_reconnect(&p));
+	} while (0);
+	/* A zero-length bind unbinds it: the key no longer works. */
+	old = mw->rkey;
+	bind.bind_info.length = 0;
+	bind.wr_id = 11;
+	ASSERT_EQ(0, ibv_bind_mw(p.qp[0], mw, &bind));
+	expect_wc("unbind", p.scq[0], 11, IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 8, win, mw->rkey));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* Bind a type-2 window with a BIND_MW WQE on @qp; returns the new rkey. */
+static uint32_t bind2(struct __test_metadata *_metadata, struct ibv_qp *qp,
+		      struct ibv_cq *cq, struct ibv_mw *mw, struct buf *b,
+		      int access, enum ibv_wc_status want)
+{
+	struct ibv_send_wr wr = { .wr_id = 0xb1d, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED };
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = b->mr;
+	wr.bind_mw.bind_info.addr = buf_addr(b, WIN_OFF);
+	wr.bind_mw.bind_info.length = WIN_LEN;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	ASSERT_EQ(0, post_send_wr(qp, &wr)) TH_LOG("post BIND_MW");
+	expect_wc("bind", cq, 0xb1d, want, want ? ANY : IBV_WC_BIND_MW,
+		  qp->qp_num, ANY, NULL);
+	if (want == IBV_WC_SUCCESS)
+		mw->rkey = rkey;
+	return rkey;
+}
+
+TEST_F(ext, mw_type2)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	uint64_t win = buf_addr(&self->r, WIN_OFF);
+	const int acc = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC;
+	struct pair p;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	/* Bound by the responder QP, which is the one that may use it. */
+	rkey = bind2(_metadata, p.qp[1], p.scq[1], mw, &self->r, acc,
+		     IBV_WC_SUCCESS);
+	fill_pattern(self->l.p, 4096, 8);
+	memset(self->r.p, 0xee, 3 * WIN_LEN);
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l,
+					      4096, win + 100, rkey));
+	EXPECT_SAME(self->r.p + WIN_OFF + 100, self->l.p, 4096, "written");
+	EXPECT_UNTOUCHED(self->r.p, WIN_OFF + 100, 0xee, "before");
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_READ, &self->l,
+					      WIN_LEN, win, rkey));
+	EXPECT_SAME(self->l.p, self->r.p + WIN_OFF, WIN_LEN, "read");
+	EXPECT_EQ(IBV_WC_SUCCESS,
+		  rdma_status(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, &self->l, 8,
+			      win + WIN_LEN - 8, rkey));
+	/* Outside: REM_ACCESS_ERR. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 8,
+			      win + WIN_LEN - 4, rkey));
+	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* Still bound after the QPs were reset: works again. */
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l,
+					      8, win, rkey));
+	/* A bound type-2 window cannot be bound again. */
+	bind2(_metadata, p.qp[1], p.scq[1], mw, &self->r, acc,
+	      IBV_WC_MW_BIND_ERR);
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* LOCAL_INV by its QP: then REM_ACCESS_ERR. */
+	do {
+		struct ibv_send_wr inv = { .wr_id = 12, .opcode = IBV_WR_LOCAL_INV,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .invalidate_rkey = rkey };
+
+		ASSERT_EQ(0, post_send_wr(p.qp[1], &inv));
+		expect_wc("local inv", p.scq[1], 12, IBV_WC_SUCCESS,
+			  IBV_WC_LOCAL_INV, p.qp[1]->qp_num, ANY, NULL);
+	} while (0);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 8, win, rkey));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* Bound by QP 0, it does not answer requests arriving at QP 1. */
+	rkey = bind2(_metadata, p.qp[0], p.scq[0], mw, &self->r, acc,
+		     IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_READ, &self->l, 8, win, rkey));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* SEND_WITH_INV invalidates the responder's type-2 window. */
+TEST_F(ext, mw_send_with_inv)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	uint64_t win = buf_addr(&self->r, WIN_OFF);
+	struct ibv_sge s = mk_sge(&self->l, 0, 100);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 200);
+	struct ibv_send_wr wr = { .wr_id = 5, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	rkey = bind2(_metadata, p.qp[1], p.scq[1], mw, &self->r,
+		     IBV_ACCESS_REMOTE_WRITE, IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l,
+					      8, win, rkey));
+	fill_pattern(self->l.p, 100, 4);
+	wr.invalidate_rkey = rkey;
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 6, &rs, 1));
+	ASSERT_EQ(0, post_send_wr(p.qp[0], &wr));
+	expect_wc("send inv", p.scq[0], 5, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv inv", p.rcq[1], 6, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 100, &wc);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(rkey, wc.invalidated_rkey);
+	EXPECT_SAME(self->r.p, self->l.p, 100, "data");
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l, 8, win, rkey));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* A zero-based type-2 window, bound with the ibv_wr_* API. */
+TEST_F(ext, mw_zero_based_wr_api)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	struct ibv_mw_bind_info bi = {
+		.mr = self->r.mr, .addr = buf_addr(&self->r, WIN_OFF),
+		.length = WIN_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_ZERO_BASED,
+	};
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_qp_ex *qx;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mw);
+	pair_default_opts(&o);
+	o.qp_ex = true;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	qx = ibv_qp_to_qp_ex(p.qp[1]);
+	ASSERT_NE(NULL, qx);
+	rkey = ibv_inc_rkey(mw->rkey);
+	ibv_wr_start(qx);
+	qx->wr_id = 0x77;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qx, mw, rkey, &bi);
+	ASSERT_EQ(0, ibv_wr_complete(qx));
+	expect_wc("bind", p.scq[1], 0x77, IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+		  p.qp[1]->qp_num, ANY, NULL);
+	fill_pattern(self->l.p, 300, 9);
+	memset(self->r.p, 0xee, 3 * WIN_LEN);
+	/* Address 100 of the window is MR byte WIN_OFF + 100. */
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_status(&p, IBV_WR_RDMA_WRITE, &self->l,
+					      300, 100, rkey));
+	EXPECT_SAME(self->r.p + WIN_OFF + 100, self->l.p, 300, "zero based");
+	EXPECT_UNTOUCHED(self->r.p, WIN_OFF + 100, 0xee, "before");
+	EXPECT_UNTOUCHED(self->r.p + WIN_OFF + 400, 100, 0xee, "after");
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_status(&p, IBV_WR_RDMA_READ, &self->l, 8, WIN_LEN - 4,
+			      rkey));
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/* ---- stress ----------------------------------------------------------------- */
+
+#define NPAIRS	4
+#define SLOTS	16
+#define SLOT	(32 * 1024)
+
+enum { OP_SEND, OP_WRITE, OP_READ, OP_CAS, OP_FADD, NOPK };
+
+struct op_rec {
+	int kind;
+	uint32_t len, seed, slot;
+	uint64_t add, cas_old, cas_new;
+	bool busy;
+};
+
+struct st_pair {
+	struct pair p;
+	struct buf l, r;	/* SLOTS slots each; r also has recv slots */
+	struct op_rec op[SLOTS];
+	uint32_t posted, done, recv_next, recv_done;
+	uint32_t send_fifo[SLOTS], fifo_h, fifo_t;
+	uint64_t cas_val;	/* value of this pair's CAS word */
+};
+
+static uint32_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s >> 11;
+}
+
+static uint32_t rnd_len(uint64_t *s)
+{
+	static const uint32_t edge[] = { 0, 1, 1023, 1024, 1025, 2048, SLOT };
+
+	if (rnd(s) % 4 == 0)
+		return edge[rnd(s) % 7];
+	return rnd(s) % (SLOT + 1);
+}
+
+TEST_F_TIMEOUT(ext, stress_4_pairs, 240)
+{
+	struct st_pair *sp = calloc(NPAIRS, sizeof(*sp));
+	struct buf ctr;
+	uint64_t seed = 0x5eed1234abcdull, sum = 0;
+	uint64_t *origs = calloc(8192, sizeof(uint64_t)), *adds = calloc(8192, 8);
+	uint32_t norig = 0, total = 2400, issued = 0, completed = 0;
+	long deadline = now_ms() + 200000;
+
+	ASSERT_NE(NULL, sp);
+	ASSERT_EQ(0, buf_new(&ctr, self->pd, 4096, ACC_ALL));
+	for (int k = 0; k < NPAIRS; k++) {
+		struct pair_opts o;
+
+		pair_default_opts(&o);
+		o.sq_wr = SLOTS;
+		o.rq_wr = SLOTS;
+		o.psn[0] = 0xffff00 + k * 0x10;	/* cross the PSN wrap too */
+		ASSERT_EQ(0, pair_create(&sp[k].p, self->ctx, self->pd,
+					 self->gid, &o));
+		ASSERT_EQ(0, buf_new(&sp[k].l, self->pd, SLOTS * SLOT, ACC_ALL));
+		ASSERT_EQ(0, buf_new(&sp[k].r, self->pd, 2 * SLOTS * SLOT + 4096,
+				     ACC_ALL));
+		sp[k].cas_val = 0;
+	}
+	while (completed < total) {
+		ASSERT_GT(deadline, now_ms()) TH_LOG("stuck at %u of %u", completed,
+						     total);
+		for (int k = 0; k < NPAIRS; k++) {
+			struct st_pair *q = &sp[k];
+			struct ibv_wc wc[SLOTS];
+			int n;
+
+			/* Issue into free slots. */
+			while (issued < total && q->posted - q->done < SLOTS) {
+				uint32_t slot = q->posted % SLOTS;
+				struct op_rec *op = &q->op[slot];
+				struct ibv_sge s;
+				int kind = rnd(&seed) % NOPK, ret;
+				uint64_t cas_addr = buf_addr(&q->r, 2 * SLOTS * SLOT);
+
+				memset(op, 0, sizeof(*op));
+				op->kind = kind;
+				op->slot = slot;
+				op->seed = rnd(&seed);
+				op->busy = true;
+				if (kind <= OP_READ) {
+					op->len = rnd_len(&seed);
+					s = mk_sge(&q->l, slot * SLOT, op->len);
+				} else {
+					op->len = 8;
+					s = mk_sge(&q->l, slot * SLOT, 8);
+				}
+				switch (kind) {
+				case OP_SEND: {
+					struct ibv_sge rs = mk_sge(&q->r,
+						(SLOTS + slot) * SLOT, SLOT);
+
+					fill_pattern(q->l.p + slot * SLOT,
+						     op->len, op->seed);
+					ASSERT_EQ(0, post_recv_sges(q->p.qp[1],
+								    slot, &rs, 1));
+					ret = post_op(q->p.qp[0], IBV_WR_SEND,
+						      q->posted, &s, 1,
+						      IBV_SEND_SIGNALED, 0, 0);
+					break;
+				}
+				case OP_WRITE:
+					fill_pattern(q->l.p + slot * SLOT,
+						     op->len, op->seed);
+					ret = post_op(q->p.qp[0],
+						      IBV_WR_RDMA_WRITE,
+						      q->posted, &s, 1,
+						      IBV_SEND_SIGNALED,
+						      buf_addr(&q->r, slot * SLOT),
+						      q->r.mr->rkey);
+					break;
+				case OP_READ:
+					fill_pattern(q->r.p + slot * SLOT,
+						     op->len, op->seed);
+					memset(q->l.p + slot * SLOT, 0, op->len);
+					ret = post_op(q->p.qp[0],
+						      IBV_WR_RDMA_READ,
+						      q->posted, &s, 1,
+						      IBV_SEND_SIGNALED,
+						      buf_addr(&q->r, slot * SLOT),
+						      q->r.mr->rkey);
+					break;
+				case OP_CAS:
+					/* Alternate matching and not. */
+					op->cas_old = q->cas_val;
+					op->cas_new = rnd(&seed);
+					ret = post_atomic(q->p.qp[0],
+						IBV_WR_ATOMIC_CMP_AND_SWP,
+						q->posted, &s, IBV_SEND_SIGNALED,
+						cas_addr, q->r.mr->rkey,
+						op->seed & 1 ? q->cas_val :
+						q->cas_val + 1, op->cas_new);
+					if (op->seed & 1)
+						q->cas_val = op->cas_new;
+					break;
+				default:
+					op->add = 1 + rnd(&seed) % 1000;
+					sum += op->add;
+					ret = post_atomic(q->p.qp[0],
+						IBV_WR_ATOMIC_FETCH_AND_ADD,
+						q->posted, &s, IBV_SEND_SIGNALED,
+						buf_addr(&ctr, 0), ctr.mr->rkey,
+						op->add, 0);
+					break;
+				}
+				ASSERT_EQ(0, ret);
+				q->posted++;
+				issued++;
+			}
+			/* Retire completions, in order. */
+			n = ibv_poll_cq(q->p.scq[0], SLOTS, wc);
+			ASSERT_LE(0, n);
+			for (int i = 0; i < n; i++) {
+				struct op_rec *op = &q->op[q->done % SLOTS];
+				uint8_t *lp = q->l.p + op->slot * SLOT;
+
+				ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
+					TH_LOG("pair %d op %u kind %d: %s", k,
+					       q->done, op->kind, wcs(wc[i].status));
+				ASSERT_EQ((uint64_t)q->done, wc[i].wr_id);
+				switch (op->kind) {
+				case OP_SEND: {
+					struct ibv_wc rw;
+
+					ASSERT_EQ(1, poll_n(q->p.rcq[1], &rw, 1,
+							    WAIT_MS));
+					ASSERT_EQ(IBV_WC_SUCCESS, rw.status);
+					ASSERT_EQ(op->slot, rw.wr_id);
+					ASSERT_EQ(op->len, rw.byte_len);
+					EXPECT_SAME(q->r.p + (SLOTS + op->slot) * SLOT,
+						    lp, op->len, "send");
+					break;
+				}
+				case OP_WRITE:
+					EXPECT_SAME(q->r.p + op->slot * SLOT, lp,
+						    op->len, "write");
+					break;
+				case OP_READ:
+					EXPECT_SAME(lp, q->r.p + op->slot * SLOT,
+						    op->len, "read");
+					EXPECT_EQ(op->len, wc[i].byte_len);
+					break;
+				case OP_CAS: {
+					uint64_t got = *(uint64_t *)lp;
+
+					EXPECT_EQ(op->cas_old, got);
+					break;
+				}
+				default:
+					origs[norig] = *(uint64_t *)lp;
+					adds[norig++] = op->add;
+					break;
+				}
+				op->busy = false;
+				q->done++;
+				completed++;
+			}
+		}
+	}
+	/* The shared counter is exactly the sum... */
+	EXPECT_EQ(sum, *(uint64_t *)ctr.p);
+	/* ...and every fetch-add saw a distinct value: the intervals
+	 * [orig, orig + add) tile [0, sum) (no add lost or doubled).
+	 */
+	do {
+		uint64_t covered = 0;
+		bool progress = true;
+
+		while (progress && covered < sum) {
+			progress = false;
+			for (uint32_t i = 0; i < norig; i++)
+				if (origs[i] == covered) {
+					covered += adds[i];
+					progress = true;
+				}
+		}
+		EXPECT_EQ(sum, covered);
+	} while (0);
+	for (int k = 0; k < NPAIRS; k++) {
+		EXPECT_EQ(sp[k].cas_val,
+			  *(uint64_t *)(sp[k].r.p + 2 * SLOTS * SLOT));
+		EXPECT_STATE(sp[k].p.qp[0], IBV_QPS_RTS);
+		EXPECT_TRUE(cq_quiet(sp[k].p.rcq[1], 0));
+		pair_destroy(&sp[k].p);
+		buf_free(&sp[k].l);
+		buf_free(&sp[k].r);
+	}
+	TH_LOG("%u operations, %u fetch-adds, counter %llu", completed, norig,
+	       (unsigned long long)sum);
+	buf_free(&ctr);
+	free(sp);
+	free(origs);
+	free(adds);
+}
+
+SIB_HARNESS_MAIN

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Hostile rings: the process scribbles over the SQ, RQ, SRQ and CQ rings
+ * it shares with the kernel (found as the mappings of
+ * /dev/infiniband/uverbs* that each create added), including their
+ * indices, and rings the doorbell. The kernel must survive (vm-run fails
+ * the run on any WARNING/BUG in dmesg), never trust an index or a WQE
+ * field, and put the QP (or CQ) in the error state, or fail the WQEs with
+ * the right status. The rings' layout is the ABI in uapi/rdma_user_sib.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+#include "sib_pair_t.h"
+#include "../uapi/rdma_user_sib.h"
+
+#define BUFSZ	(256 * 1024)
+#define MAXMAP	64
+
+struct map {
+	uint8_t *start;
+	size_t len;
+	unsigned long pgoff;
+};
+
+/* The uverbs mappings of this process, sorted by file offset. */
+static int uverbs_maps(struct map *m, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		unsigned long a, b, off;
+
+		if (!strstr(line, "/dev/infiniband/uverbs"))
+			continue;
+		if (sscanf(line, "%lx-%lx %*s %lx", &a, &b, &off) != 3)
+			continue;
+		m[n].start = (uint8_t *)a;
+		m[n].len = b - a;
+		m[n].pgoff = off;
+		n++;
+	}
+	fclose(f);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (m[j].pgoff < m[i].pgoff) {
+				struct map t = m[i];
+
+				m[i] = m[j];
+				m[j] = t;
+			}
+	return n;
+}
+
+/* Mappings in @after that are not in @before, in file-offset order. */
+static int new_maps(struct map *before, int nb, struct map *after, int na,
+		    struct map *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < na; i++) {
+		bool old = false;
+
+		for (int j = 0; j < nb; j++)
+			old |= after[i].start == before[j].start;
+		if (!old)
+			out[n++] = after[i];
+	}
+	return n;
+}
+
+/* A pair whose QP 0 rings we know. */
+struct hpair {
+	struct pair p;
+	struct map scq0, rcq0, sq0, rq0;
+	uint32_t sq_slot, rq_slot;	/* found by posting */
+};
+
+#define MAGIC	0xfeedface12345678ull
+
+/* Byte offset of the 8-byte @v at an 8-aligned place in @m, or -1. */
+static long find_u64(struct map *m, uint64_t v)
+{
+	for (size_t off = SIB_RING_HDR_SIZE; off + 8 <= m->len; off += 8)
+		if (!memcmp(m->start + off, &v, 8))
+			return off;
+	return -1;
+}
+
+static struct sib_ring_hdr *hdr(struct map *m)
+{
+	return (struct sib_ring_hdr *)m->start;
+}
+
+static void *slot(struct map *m, uint32_t slot_size, uint32_t nslots,
+		  uint32_t idx)
+{
+	return m->start + SIB_RING_HDR_SIZE +
+	       (size_t)(idx & (nslots - 1)) * slot_size;
+}
+
+/* The legacy POST_SEND command without WRs: sib's doorbell. */
+static int doorbell(struct ibv_qp *qp, bool recv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} c = { };
+	struct ib_uverbs_post_send_resp resp;
+
+	c.hdr.command = recv ? IB_USER_VERBS_CMD_POST_RECV :
+			       IB_USER_VERBS_CMD_POST_SEND;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(resp) / 4;
+	c.cmd.response = (uintptr_t)&resp;
+	c.cmd.qp_handle = qp->handle;
+	c.cmd.wqe_size = recv ? sizeof(struct ib_uverbs_recv_wr) :
+				sizeof(struct ib_uverbs_send_wr);
+	return write(qp->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
+}
+
+static void hostile_opts(struct pair_opts *o)
+{
+	pair_default_opts(o);
+	o->sq_wr = 16;
+	o->rq_wr = 16;
+	o->max_sge = 2;
+	o->max_inline = 64;
+	o->cq_depth = 64;
+	o->rnr_retry = 0;
+	o->timeout = 8;
+	o->retry_cnt = 1;
+}
+
+/*
+ * Create a pair and find QP 0's rings: pair_create makes 4 CQs (send and
+ * recv of QP 0, then of QP 1), then QP 0 (SQ, RQ), then QP 1.
+ */
+static void hpair_create(struct __test_metadata *_metadata,
+			 struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+			 struct hpair *h)
+{
+	struct map before[MAXMAP], after[MAXMAP], nm[MAXMAP];
+	struct pair_opts o;
+	struct ibv_sge s = { 0 };
+	int nb, na, n;
+
+	hostile_opts(&o);
+	nb = uverbs_maps(before, MAXMAP);
+	ASSERT_LE(0, nb);
+	ASSERT_EQ(0, pair_create(&h->p, ctx, pd, gid, &o));
+	na = uverbs_maps(after, MAXMAP);
+	n = new_maps(before, nb, after, na, nm);
+	ASSERT_EQ(8, n) TH_LOG("%d new uverbs mappings", n);
+	h->scq0 = nm[0];
+	h->rcq0 = nm[1];
+	h->sq0 = nm[4];
+	h->rq0 = nm[5];
+	/* Check the guess: a receive moves exactly QP 0's RQ prod. */
+	ASSERT_EQ(0u, hdr(&h->rq0)->prod);
+	ASSERT_EQ(0, post_recv_sges(h->p.qp[0], 1, &s, 1));
+	ASSERT_EQ(1u, hdr(&h->rq0)->prod);
+	ASSERT_EQ(0u, hdr(&h->sq0)->prod);
+	/* A send moves the SQ prod and lands on QP 0's send CQ. */
+	ASSERT_EQ(0, post_op(h->p.qp[0], IBV_WR_RDMA_WRITE, 2, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1u, hdr(&h->sq0)->prod);
+	do {
+		struct ibv_wc wc;
+
+		ASSERT_EQ(1, poll_n(h->p.scq[0], &wc, 1, WAIT_MS));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(1u, hdr(&h->scq0)->cons);
+		ASSERT_EQ(1u, hdr(&h->scq0)->prod);
+	} while (0);
+	/*
+	 * Slot sizes: the second WQE of each queue (index 1) starts at
+	 * SIB_RING_HDR_SIZE + slot_size (wr_id is a WQE's first field).
+	 */
+	ASSERT_EQ(0, post_recv_sges(h->p.qp[0], MAGIC, &s, 1));
+	ASSERT_EQ(0, post_op(h->p.qp[0], IBV_WR_RDMA_WRITE, MAGIC, NULL, 0, 0,
+			     0, 0));
+	h->rq_slot = find_u64(&h->rq0, MAGIC) - SIB_RING_HDR_SIZE;
+	h->sq_slot = find_u64(&h->sq0, MAGIC) - SIB_RING_HDR_SIZE;
+	ASSERT_TRUE(h->rq_slot >= 32 && !(h->rq_slot & (h->rq_slot - 1)))
+		TH_LOG("RQ slot size %u", h->rq_slot);
+	ASSERT_TRUE(h->sq_slot >= 64 && !(h->sq_slot & (h->sq_slot - 1)))
+		TH_LOG("SQ slot size %u", h->sq_slot);
+	/* Drop the receives: rings empty and in step again. */
+	usleep(50000);
+	ASSERT_EQ(0, pair_reconnect(&h->p));
+}
+
+FIXTURE(ring) {
+	struct ibv_context *ctx;
+	int gid;
+	struct ibv_pd *pd;
+	struct buf l, r;
+	struct hpair h;
+	uint32_t sq_slot, sq_n, rq_slot, rq_n;
+};
+
+FIXTURE_SETUP(ring)
+{
+	self->ctx = sib_lo_setup(&self->gid);
+	ASSERT_NE(NULL, self->ctx);
+	self->pd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, self->pd);
+	ASSERT_EQ(0, buf_new(&self->l, self->pd, BUFSZ, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&self->r, self->pd, BUFSZ, ACC_ALL));
+	hpair_create(_metadata, self->ctx, self->pd, self->gid, &self->h);
+	/* Slot geometry: nslots = granted max_wr (a power of two). */
+	self->sq_n = self->h.p.cap[0].max_send_wr;
+	self->rq_n = self->h.p.cap[0].max_recv_wr;
+	self->sq_slot = self->h.sq_slot;
+	self->rq_slot = self->h.rq_slot;
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	pair_destroy(&self->h.p);
+	buf_free(&self->l);
+	buf_free(&self->r);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	sib_lo_teardown(self->ctx);
+	/* The device goes away cleanly after all of it. */
+}
+
+/* The device still works: a fresh pair moves a SEND. */
+static void device_healthy(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(ring) *self)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 2000);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 2000);
+	struct pair p;
+
+	fill_pattern(self->l.p, 2000, 99);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 1, &rs, 1));
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 2, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("healthy send", p.scq[0], 2, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("healthy recv", p.rcq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 2000, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 2000, "healthy data");
+	pair_destroy(&p);
+}
+
+/* Publish one hand-made send WQE at QP 0's SQ and ring the doorbell. */
+static void put_swqe(FIXTURE_DATA(ring) *self, const struct sib_send_wqe *w,
+		     const void *tail, size_t tail_len)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	uint32_t prod = h->prod;
+	uint8_t *s = slot(&self->h.sq0, self->sq_slot, self->sq_n, prod);
+
+	memcpy(s, w, sizeof(*w));
+	if (tail_len)
+		memcpy(s + SIB_SEND_WQE_HDR, tail,
+		       tail_len < self->sq_slot - SIB_SEND_WQE_HDR ?
+		       tail_len : self->sq_slot - SIB_SEND_WQE_HDR);
+	__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
+	doorbell(self->h.p.qp[0], false);
+}
+
+/* Each bad WQE fails with the status the kernel's checks give. */
+TEST_F(ring, bad_send_wqes)
+{
+	struct sib_sge big[2] = {
+		{ buf_addr(&self->l, 0), 0xffffffff, self->l.mr->lkey },
+		{ buf_addr(&self->l, 0), 0xffffffff, self->l.mr->lkey },
+	};
+	struct sib_sge ok = { buf_addr(&self->l, 0), 8, self->l.mr->lkey };
+	static const struct { const char *what; uint8_t opcode; uint16_t num_sge;
+			      uint32_t flags, inline_len; int tail;
+			      enum ibv_wc_status st; } c[] = {
+		{ "bogus opcode", 0xee, 0, IBV_SEND_SIGNALED, 0, 0,
+		  IBV_WC_LOC_QP_OP_ERR },
+		{ "opcode 0xff", 0xff, 1, IBV_SEND_SIGNALED, 0, 1,
+		  IBV_WC_LOC_QP_OP_ERR },
+		{ "huge num_sge", IBV_WR_SEND, 0xffff, IBV_SEND_SIGNALED, 0, 1,
+		  IBV_WC_LOC_QP_OP_ERR },
+		{ "huge inline_len", IBV_WR_SEND, 0,
+		  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0xffffffff, 0,
+		  IBV_WC_LOC_QP_OP_ERR },
+		{ "inline atomic", IBV_WR_ATOMIC_FETCH_AND_ADD, 0,
+		  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 8, 0,
+		  IBV_WC_LOC_QP_OP_ERR },
+		{ "length overflows 32 bits", IBV_WR_RDMA_WRITE, 2,
+		  IBV_SEND_SIGNALED, 0, 2, IBV_WC_LOC_LEN_ERR },
+		{ "atomic of 16 bytes", IBV_WR_ATOMIC_FETCH_AND_ADD, 2,
+		  IBV_SEND_SIGNALED, 0, 3, IBV_WC_LOC_LEN_ERR },
+		{ "unsignaled bad opcode", 0x42, 0, 0, 0, 0,
+		  IBV_WC_LOC_QP_OP_ERR },
+	};
+
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct sib_send_wqe w = { .wr_id = 0xbad0 + i };
+		struct sib_sge two_ok[2] = { ok, ok };
+
+		w.opcode = c[i].opcode;
+		w.num_sge = c[i].num_sge;
+		w.send_flags = c[i].flags;
+		w.inline_len = c[i].inline_len;
+		w.wr.rdma.remote_addr = buf_addr(&self->r, 0);
+		w.wr.rdma.rkey = self->r.mr->rkey;
+		if (c[i].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w.wr.atomic.remote_addr = buf_addr(&self->r, 0);
+			w.wr.atomic.rkey = self->r.mr->rkey;
+		}
+		put_swqe(self, &w, c[i].tail == 2 ? (void *)big :
+			 c[i].tail == 3 ? (void *)two_ok : (void *)&ok,
+			 c[i].tail ? 2 * sizeof(ok) : 0);
+		expect_wc(c[i].what, self->h.p.scq[0], 0xbad0 + i, c[i].st, ANY,
+			  self->h.p.qp[0]->qp_num, ANY, NULL);
+		EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
+		/* Nothing reached the peer. */
+		EXPECT_STATE(self->h.p.qp[1], IBV_QPS_RTS);
+		ASSERT_EQ(0, pair_reconnect(&self->h.p));
+	}
+	device_healthy(_metadata, self);
+}
+
+/* prod far ahead of what the kernel consumed: a corrupted ring. */
+TEST_F(ring, sq_prod_far_ahead)
+{
+	static const uint32_t d[] = { 17, 0x80000000u, 0xffffffffu, 1u << 20 };
+
+	for (int k = 0; k < 4; k++) {
+		struct sib_ring_hdr *h = hdr(&self->h.sq0);
+
+		h->prod = h->cons + d[k];
+		EXPECT_EQ(0, doorbell(self->h.p.qp[0], false));
+		EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
+		/* A valid WR on top still rings the doorbell; the kernel
+		 * keeps the QP in ERR.
+		 */
+		post_op(self->h.p.qp[0], IBV_WR_SEND, 5, NULL, 0,
+			IBV_SEND_SIGNALED, 0, 0);
+		EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
+		EXPECT_STATE(self->h.p.qp[1], IBV_QPS_RTS);
+		cq_drain(self->h.p.scq[0]);
+		ASSERT_EQ(0, pair_reconnect(&self->h.p));
+	}
+	device_healthy(_metadata, self);
+}
+
+/* The receiver's RQ is corrupted: the SEND fails, the receiver goes to ERR. */
+TEST_F(ring, rq_corrupted)
+{
+	for (int k = 0; k < 3; k++) {
+		struct sib_ring_hdr *h = hdr(&self->h.rq0);
+		struct ibv_sge s = mk_sge(&self->l, 0, 100);
+		struct ibv_wc wc;
+
+		if (k == 0) {
+			h->prod = h->cons + 1000;
+		} else {
+			struct sib_recv_wqe *w = slot(&self->h.rq0,
+						      self->rq_slot,
+						      self->rq_n, h->prod);
+
+			w->wr_id = 0x1234;
+			w->num_sge = k == 1 ? 0xffffffff : 33;
+			__atomic_store_n(&h->prod, h->prod + 1,
+					 __ATOMIC_RELEASE);
+		}
+		/* QP 1 sends to QP 0, whose RQ is bad. */
+		ASSERT_EQ(0, post_op(self->h.p.qp[1], IBV_WR_SEND, 7, &s, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		ASSERT_EQ(1, poll_n(self->h.p.scq[1], &wc, 1, WAIT_MS));
+		EXPECT_EQ(IBV_WC_REM_OP_ERR, wc.status)
+			TH_LOG("case %d: sender got %s", k, wcs(wc.status));
+		EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
+		cq_drain(self->h.p.rcq[0]);
+		ASSERT_EQ(0, pair_reconnect(&self->h.p));
+	}
+	device_healthy(_metadata, self);
+}
+
+/* The CQ's consumer index ahead of its producer: an overrun. */
+TEST_F(ring, cq_cons_ahead_of_prod)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.scq0);
+	struct ibv_async_event ev;
+
+	h->cons = h->prod + 1000;
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 3, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_TRUE(wait_async_event(self->ctx, IBV_EVENT_CQ_ERR, WAIT_MS, &ev));
+	EXPECT_EQ(self->h.p.scq[0], ev.element.cq);
+	EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
+	EXPECT_TRUE(h->flags & SIB_RING_F_CQ_ERR);
+	/* Resizing a CQ with a corrupted consumer index is refused. */
+	EXPECT_NE(0, ibv_resize_cq(self->h.p.scq[0], 128));
+	device_healthy(_metadata, self);
+}
+
+/* The kernel never reads a CQ's prod: garbage there is overwritten. */
+TEST_F(ring, cq_prod_garbage)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.scq0);
+	uint32_t cons = h->cons;
+	struct ibv_wc wc;
+
+	h->prod = 0xdeadbeef;
+	h->pad0[0] = 0xffffffff;
+	h->flags = 0xffffffff;
+	h->prod = cons;		/* leave the provider a sane view meanwhile */
+	h->prod = 0x7fffffff;
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 4, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	usleep(300000);
+	EXPECT_EQ(cons + 1, h->prod);
+	ASSERT_EQ(1, poll_n(self->h.p.scq[0], &wc, 1, WAIT_MS));
+	EXPECT_EQ(4u, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_STATE(self->h.p.qp[0], IBV_QPS_RTS);
+}
+
+/* An SRQ with a corrupted producer index. */
+TEST_F(ring, srq_corrupted)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct map before[MAXMAP], after[MAXMAP], nm[MAXMAP];
+	struct ibv_sge s = mk_sge(&self->l, 0, 100);
+	struct ibv_srq *srq;
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_wc wc;
+	int nb, na;
+
+	nb = uverbs_maps(before, MAXMAP);
+	srq = ibv_create_srq(self->pd, &sa);
+	ASSERT_NE(NULL, srq);
+	na = uverbs_maps(after, MAXMAP);
+	ASSERT_EQ(1, new_maps(before, nb, after, na, nm));
+	hostile_opts(&o);
+	o.srq[1] = srq;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, post_srq_recv_sges(srq, 1, &s, 1));
+	ASSERT_EQ(1u, hdr(&nm[0])->prod);
+	hdr(&nm[0])->prod = 0x80000000u;
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 7, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, poll_n(p.scq[0], &wc, 1, WAIT_MS));
+	EXPECT_EQ(IBV_WC_REM_OP_ERR, wc.status) TH_LOG("sender got %s",
+						      wcs(wc.status));
+	EXPECT_STATE_SOON(p.qp[1], IBV_QPS_ERR);
+	pair_destroy(&p);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	device_healthy(_metadata, self);
+}
+
+static void scribble(uint8_t *p, size_t len, uint64_t *seed)
+{
+	for (size_t i = 0; i < len; i += 4) {
+		uint32_t v;
+
+		*seed ^= *seed << 13;
+		*seed ^= *seed >> 7;
+		*seed ^= *seed << 17;
+		v = *seed;
+		memcpy(p + i, &v, len - i < 4 ? len - i : 4);
+	}
+}
+
+/*
+ * Random garbage over every ring of QP 0 (indices included), several seeds
+ * and patterns; then doorbells and traffic from the peer. The kernel must
+ * survive and QP 0 must end in ERR.
+ */
+TEST_F_TIMEOUT(ring, random_garbage, 120)
+{
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		uint64_t s = seed * 0x9e3779b97f4a7c15ull;
+		struct hpair *h = &self->h;
+		struct map *rings[4] = { &h->sq0, &h->rq0, &h->scq0, &h->rcq0 };
+		int pattern = seed % 3;
+		struct ibv_sge sg = mk_sge(&self->l, 0, 64);
+		struct ibv_wc wc;
+
+		for (int i = 0; i < 4; i++) {
+			if (pattern == 0) {
+				/* Everything random, indices too. */
+				scribble(rings[i]->start, rings[i]->len, &s);
+			} else {
+				/* Random slots and flags, valid indices. */
+				struct sib_ring_hdr *hh = hdr(rings[i]);
+				uint32_t c = hh->cons, pr = hh->prod;
+
+				scribble(rings[i]->start + SIB_RING_HDR_SIZE,
+					 rings[i]->len - SIB_RING_HDR_SIZE, &s);
+				scribble((uint8_t *)&hh->flags, 4, &s);
+				/* Pattern 1: full rings of garbage WQEs;
+				 * pattern 2: one garbage WQE each.
+				 */
+				if (i == 0)
+					hh->prod = c + (pattern == 1 ?
+							self->sq_n : 1);
+				else if (i == 1)
+					hh->prod = c + (pattern == 1 ?
+							self->rq_n : 1);
+				else
+					hh->prod = pr;
+			}
+		}
+		doorbell(h->p.qp[0], false);
+		doorbell(h->p.qp[0], true);
+		/* The peer sends, writes and reads at QP 0. */
+		post_op(h->p.qp[1], IBV_WR_SEND, 1, &sg, 1, IBV_SEND_SIGNALED,
+			0, 0);
+		post_op(h->p.qp[1], IBV_WR_RDMA_WRITE, 2, &sg, 1,
+			IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			self->r.mr->rkey);
+		doorbell(h->p.qp[0], false);
+		/* The peer's WQEs complete, one way or the other. */
+		EXPECT_LE(1, poll_n(h->p.scq[1], &wc, 1, WAIT_MS))
+			TH_LOG("seed %llu: the peer got no completion",
+			       (unsigned long long)seed);
+		EXPECT_STATE_SOON(h->p.qp[0], IBV_QPS_ERR);
+		TH_LOG("seed %llu pattern %d: QP 0 %s, peer %s", (unsigned long long)seed,
+		       pattern, qps_str(qp_state(h->p.qp[0])),
+		       qps_str(qp_state(h->p.qp[1])));
+		/* Start over with clean rings (reset rewrites the indices). */
+		pair_destroy(&h->p);
+		hpair_create(_metadata, self->ctx, self->pd, self->gid, h);
+	}
+	device_healthy(_metadata, self);
+}
+
+struct scribbler {
+	uint8_t *p;
+	size_t len;
+	volatile bool stop;
+	uint64_t seed;
+};
+
+static void *scribble_thread(void *arg)
+{
+	struct scribbler *sc = arg;
+
+	while (!sc->stop) {
+		scribble(sc->p, sc->len, &sc->seed);
+		sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * A thread rewrites the SQ slots (not the indices) while WQEs are posted
+ * and consumed: the kernel copies each WQE once and checks the copy, so
+ * whatever it read, it stays consistent.
+ */
+TEST_F_TIMEOUT(ring, concurrent_scribbling, 60)
+{
+	struct scribbler sc = {
+		.p = self->h.sq0.start + SIB_RING_HDR_SIZE,
+		.len = self->h.sq0.len - SIB_RING_HDR_SIZE,
+		.seed = 77,
+	};
+	struct ibv_sge s = mk_sge(&self->l, 0, 3000);
+	long end = now_ms() + 2000;
+	pthread_t t;
+	int posted = 0, polled = 0, errors = 0;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, scribble_thread, &sc));
+	while (now_ms() < end && qp_state(self->h.p.qp[0]) == IBV_QPS_RTS) {
+		struct ibv_wc wc[16];
+		int n;
+
+		if (!post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, posted, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey))
+			posted++;
+		n = ibv_poll_cq(self->h.p.scq[0], 16, wc);
+		for (int i = 0; i < n; i++)
+			errors += wc[i].status != IBV_WC_SUCCESS;
+		polled += n > 0 ? n : 0;
+	}
+	sc.stop = true;
+	pthread_join(t, NULL);
+	TH_LOG("%d posted, %d completions, %d errors, QP 0 %s", posted, polled,
+	       errors, qps_str(qp_state(self->h.p.qp[0])));
+	EXPECT_LT(0, posted);
+	/* Whatever happened, modify to ERR and destroy work. */
+	EXPECT_EQ(0, qp_modify_state(self->h.p.qp[0], IBV_QPS_ERR));
+	usleep(100000);
+	device_healthy(_metadata, self);
+}
+
+SIB_HARNESS_MAIN

@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sib on the wire: RoCEv2 between two network namespaces joined by a veth
+ * pair, a sib device in each. ibv_rc_pingpong and perftest over IPv4 and
+ * IPv6-only; a capture that Wireshark must decode as InfiniBand over
+ * RoCEv2; interoperation with rdma_rxe in both directions; the
+ * EADDRINUSE refusal when rdma_rxe holds UDP port 4791; following a netdev
+ * into another namespace; and hostile packets from user space (bad ICRC,
+ * truncated headers, unknown opcode, bad PSN, unknown QP, oversized
+ * payload), each dropped and counted, the QPs still working afterwards.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+
+#define NSA	"sibwA"
+#define NSB	"sibwB"
+#define NSC	"sibwC"
+#define IP4A	"192.0.2.1"
+#define IP4B	"192.0.2.2"
+#define IP6A	"2001:db8::1"
+#define IP6B	"2001:db8::2"
+#define CTLA	"198.51.100.1"	/* out-of-band exchange in the IPv6 case */
+#define CTLB	"198.51.100.2"
+#define LOG	"/tmp/sib_wire.log"
+#define PCAP	"/tmp/sib_wire.pcap"
+#define ROCE_PORT 4791
+
+/* ---- environment ------------------------------------------------------- */
+
+static void net_cleanup(void)
+{
+	sib_delete_all();
+	shq("rdma link del rxeA");
+	shq("rmmod rdma_rxe");
+	shq("ip netns del " NSA);
+	shq("ip netns del " NSB);
+	shq("ip netns del " NSC);
+	shq("ip link del sibwa");
+	shq("ip link del sibwd");
+}
+
+/* Index of @addr (IPv4 dotted or IPv6) in @dev's GID table, or -1. */
+static int gid_index(const char *dev, const char *addr)
+{
+	unsigned char want[16] = {}, raw[16];
+	char path[128], buf[64];
+
+	if (strchr(addr, ':')) {
+		inet_pton(AF_INET6, addr, want);
+	} else {
+		want[10] = 0xff;
+		want[11] = 0xff;
+		inet_pton(AF_INET, addr, want + 12);
+	}
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
+			 dev, i);
+		if (read_text(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = 0;
+		if (inet_pton(AF_INET6, buf, raw) == 1 &&
+		    !memcmp(raw, want, 16))
+			return i;
+	}
+	return -1;
+}
+
+static int wait_gid_index(const char *dev, const char *addr)
+{
+	int idx = -1;
+
+	for (int i = 0; i < 250 && idx < 0; i++) {
+		idx = gid_index(dev, addr);
+		if (idx < 0)
+			usleep(20000);
+	}
+	return idx;
+}
+
+/* A counter of "rdma statistic show link DEV/1", or -1. */
+static long long counter(const char *dev, const char *name)
+{
+	char cmd[128], line[4096], *p;
+	long long v = -1;
+	size_t n = strlen(name);
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (p = strstr(line, name); p; p = strstr(p + 1, name))
+			if (p[-1] == ' ' && p[n] == ' ')
+				v = atoll(p + n + 1);
+	pclose(f);
+	return v;
+}
+
+/*
+ * Two namespaces joined by veth (sibwa in A, sibwb in B), sibA and sibB on
+ * them. @v4: IPv4 addresses too; without, a second veth pair carries the
+ * out-of-band exchange of pingpong and perftest over IPv4.
+ */
+static int net_setup(bool v4)
+{
+	if (module_load())
+		return -1;
+	net_cleanup();
+	if (sh("ip netns add " NSA " && ip netns add " NSB " && "
+	       "ip link add sibwa netns " NSA " type veth peer name sibwb netns " NSB " && "
+	       "ip -n " NSA " addr add " IP6A "/64 nodad dev sibwa && "
+	       "ip -n " NSB " addr add " IP6B "/64 nodad dev sibwb && "
+	       "ip -n " NSA " link set sibwa up && ip -n " NSB " link set sibwb up && "
+	       "ip -n " NSA " link set lo up && ip -n " NSB " link set lo up"))
+		return -1;
+	if (v4 && sh("ip -n " NSA " addr add " IP4A "/24 dev sibwa && "
+		     "ip -n " NSB " addr add " IP4B "/24 dev sibwb"))
+		return -1;
+	if (!v4 && sh("ip link add sibwca netns " NSA " type veth peer name sibwcb netns " NSB " && "
+		      "ip -n " NSA " addr add " CTLA "/24 dev sibwca && "
+		      "ip -n " NSB " addr add " CTLB "/24 dev sibwcb && "
+		      "ip -n " NSA " link set sibwca up && ip -n " NSB " link set sibwcb up"))
+		return -1;
+	if (sh("ip netns exec " NSA " rdma link add sibA type sib netdev sibwa && "
+	       "ip netns exec " NSB " rdma link add sibB type sib netdev sibwb"))
+		return -1;
+	return 0;
+}
+
+/*
+ * Run the server command @srv in the background and, once it listens on
+ * TCP port 18515 (pingpong's and perftest's) in namespace @ns ("" for the
+ * initial one), the client command @cli; both must succeed. Their output
+ * goes to LOG, shown on failure.
+ */
+static int run_pair(const char *ns, const char *srv, const char *cli)
+{
+	const char *in = *ns ? "ip netns exec" : "";
+	int ret;
+
+	ret = sh("{ %s & s=$!; for i in $(seq 150); do "
+		 "%s %s ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.2; done; "
+		 "%s; c=$?; wait $s; w=$?; "
+		 "echo \"client $c server $w\"; [ $c = 0 ] && [ $w = 0 ]; } "
+		 ">" LOG " 2>&1", srv, in, ns, cli);
+	if (ret)
+		sh("cat " LOG);
+	return ret;
+}
+
+/* Server in A on @gida, client in B on @gidb connecting to @addr. */
+static int run_tool(const char *tool, const char *gflag, int gida, int gidb,
+		    const char *addr, const char *args)
+{
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv),
+		 "ip netns exec " NSA " timeout 120 %s -d sibA %s %d %s",
+		 tool, gflag, gida, args);
+	snprintf(cli, sizeof(cli),
+		 "ip netns exec " NSB " timeout 120 %s -d sibB %s %d %s %s",
+		 tool, gflag, gidb, args, addr);
+	return run_pair(NSA, srv, cli);
+}
+
+/* ---- the two namespaces, IPv4 and IPv6-only --------------------------------- */
+
+FIXTURE(wire) {
+	int gida, gidb;
+	const char *peer;	/* where the client finds the server */
+};
+
+FIXTURE_VARIANT(wire) {
+	bool v4;
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv4) {
+	.v4 = true,
+};
+
+FIXTURE_VARIANT_ADD(wire, ipv6) {
+	.v4 = false,
+};
+
+FIXTURE_SETUP(wire)
+{
+	ASSERT_EQ(0, net_setup(variant->v4));
+	self->gida = wait_gid_index("sibA", variant->v4 ? IP4A : IP6A);
+	self->gidb = wait_gid_index("sibB", variant->v4 ? IP4B : IP6B);
+	ASSERT_LE(0, self->gida);
+	ASSERT_LE(0, self->gidb);
+	self->peer = variant->v4 ? IP4A : CTLA;
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	net_cleanup();
+}
+
+TEST_F_TIMEOUT(wire, rc_pingpong, 600)
+{
+	long long sa = counter("sibA", "sent_pkts");
+	long long ra = counter("sibA", "rcvd_pkts");
+
+	ASSERT_EQ(0, run_tool("ibv_rc_pingpong", "-g", self->gida,
+			      self->gidb, self->peer, "-n 200"));
+	/* 200 round trips of 4 KiB in 1 KiB packets, plus ACKs. */
+	EXPECT_LE(sa + 800, counter("sibA", "sent_pkts"));
+	EXPECT_LE(ra + 800, counter("sibA", "rcvd_pkts"));
+	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibA", "hdr_errors"));
+	EXPECT_EQ(0, counter("sibB", "send_errors"));
+}
+
+TEST_F_TIMEOUT(wire, perftest, 600)
+{
+	static const char * const tools[] = {
+		"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw",
+	};
+	static const char * const args[] = {
+		"-n 200 -s 8192", "-n 200 -s 8192", "-n 200 -s 8192", "-n 200",
+	};
+
+	for (int i = 0; i < 4; i++) {
+		TH_LOG("%s", tools[i]);
+		EXPECT_EQ(0, run_tool(tools[i], "-x", self->gida, self->gidb,
+				      self->peer, args[i]));
+		EXPECT_EQ(0, sh("grep -Eq '^ *[0-9]+ +200 +[0-9.]+ +[0-9.]+' " LOG))
+			TH_LOG("%s printed no result", tools[i]);
+	}
+	EXPECT_EQ(0, run_tool("ib_write_lat", "-x", self->gida, self->gidb,
+			      self->peer, "-n 200 -s 64"));
+	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
+}
+
+/* Every RoCEv2 packet on the veth decodes as InfiniBand, none malformed. */
+TEST_F_TIMEOUT(wire, capture, 600)
+{
+	int n;
+
+	shq("rm -f " PCAP);
+	ASSERT_EQ(0, sh("ip netns exec " NSA " tcpdump -Z root -q -i sibwa -w " PCAP
+			" udp port %d >/dev/null 2>&1 & echo $! > /tmp/sib_wire.tcpdump",
+			ROCE_PORT));
+	sleep(2);
+	EXPECT_EQ(0, run_tool("ibv_rc_pingpong", "-g", self->gida,
+			      self->gidb, self->peer, "-n 20 -s 2000"));
+	EXPECT_EQ(0, run_tool("ib_read_bw", "-x", self->gida, self->gidb,
+			      self->peer, "-n 20 -s 3000"));
+	EXPECT_EQ(0, run_tool("ib_atomic_bw", "-x", self->gida, self->gidb,
+			      self->peer, "-n 20"));
+	sleep(1);
+	sh("kill -INT $(cat /tmp/sib_wire.tcpdump); sleep 1");
+	/* Frames that are UDP/4791 but not decoded as InfiniBand. */
+	n = sh("test $(tshark -r " PCAP " -d udp.port==%d,infiniband -T fields "
+	       "-e frame.protocols 2>/dev/null | grep -c .) -gt 100", ROCE_PORT);
+	EXPECT_EQ(0, n) TH_LOG("too few packets captured");
+	EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -d udp.port==%d,infiniband -T fields "
+			"-e frame.protocols 2>/dev/null | grep -vc ':infiniband') = 0",
+			ROCE_PORT)) TH_LOG("packets not decoded as InfiniBand");
+	/*
+	 * Nothing malformed, and no warning but the one Wireshark gives every
+	 * zero UDP checksum over IPv6 (RoCEv2 sends 0, as rdma_rxe does).
+	 */
+	EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -d udp.port==%d,infiniband "
+			"-Y _ws.malformed 2>/dev/null | grep -c .) = 0", ROCE_PORT));
+	EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -d udp.port==%d,infiniband "
+			"-Y '_ws.expert.severity >= warning' -T fields "
+			"-e _ws.expert.message 2>/dev/null | "
+			"grep -vxc 'Illegal checksum value (0)') = 0", ROCE_PORT))
+		sh("tshark -r " PCAP " -d udp.port==%d,infiniband "
+		   "-Y '_ws.expert.severity >= warning' -T fields "
+		   "-e _ws.expert.message | sort | uniq -c | head", ROCE_PORT);
+	/* UDP checksum 0 and DF set, as rdma_rxe sends them. */
+	if (variant->v4) {
+		EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -Y 'udp.checksum != 0 || "
+				"ip.flags.df == 0' 2>/dev/null | grep -c .) = 0"));
+	} else {
+		EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -Y 'ip' 2>/dev/null | "
+				"grep -c .) = 0")) TH_LOG("IPv4 in the IPv6-only case");
+	}
+}
+
+/* ---- hostile packets ------------------------------------------------------ */
+
+static uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
+	}
+	return crc;
+}
+
+struct inj {
+	int fd;			/* UDP socket in namespace B */
+	uint16_t sport;
+	struct in_addr src, dst;
+};
+
+/*
+ * Send @len transport bytes (BTH onwards) from B to A's port 4791, with
+ * their ICRC (flipped if @bad_icrc). Unconnected, DF set: the kernel puts
+ * 0 in the IP ID, so the ICRC can be computed here.
+ */
+static int inj_send(struct inj *in, const uint8_t *pkt, size_t len,
+		    bool bad_icrc, bool no_icrc)
+{
+	uint8_t hdr[40], buf[2048];
+	struct sockaddr_in to = {
+		.sin_family = AF_INET,
+		.sin_port = htons(ROCE_PORT),
+		.sin_addr = in->dst,
+	};
+	size_t total = len + (no_icrc ? 0 : 4);
+	uint32_t crc;
+
+	memcpy(buf, pkt, len);
+	if (!no_icrc) {
+		static const uint8_t lrh[8] = {
+			0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+		};
+
+		/* IPv4 header with TOS, TTL and checksum masked. */
+		memset(hdr, 0, sizeof(hdr));
+		hdr[0] = 0x45;
+		hdr[1] = 0xff;
+		hdr[2] = (20 + 8 + total) >> 8;
+		hdr[3] = (20 + 8 + total) & 0xff;
+		hdr[6] = 0x40;		/* DF */
+		hdr[8] = 0xff;
+		hdr[9] = IPPROTO_UDP;
+		hdr[10] = 0xff;
+		hdr[11] = 0xff;
+		memcpy(hdr + 12, &in->src, 4);
+		memcpy(hdr + 16, &in->dst, 4);
+		/* UDP with the checksum masked. */
+		hdr[20] = in->sport >> 8;
+		hdr[21] = in->sport & 0xff;
+		hdr[22] = ROCE_PORT >> 8;
+		hdr[23] = ROCE_PORT & 0xff;
+		hdr[24] = (8 + total) >> 8;
+		hdr[25] = (8 + total) & 0xff;
+		hdr[26] = 0xff;
+		hdr[27] = 0xff;
+		memcpy(hdr + 28, pkt, 12);
+		hdr[28 + 4] = 0xff;	/* BTH resv8a */
+		crc = crc32_ieee(0xffffffff, lrh, 8);
+		crc = crc32_ieee(crc, hdr, 40);
+		crc = ~crc32_ieee(crc, pkt + 12, len - 12);
+		if (bad_icrc)
+			crc ^= 1;
+		buf[len] = crc;
+		buf[len + 1] = crc >> 8;
+		buf[len + 2] = crc >> 16;
+		buf[len + 3] = crc >> 24;
+	}
+	return sendto(in->fd, buf, total, 0, (struct sockaddr *)&to,
+		      sizeof(to)) == (ssize_t)total ? 0 : -1;
+}
+
+static int inj_open(struct inj *in)
+{
+	int self_ns = open("/proc/self/ns/net", O_RDONLY);
+	int ns = open("/run/netns/" NSB, O_RDONLY);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int pmtu = IP_PMTUDISC_DO;
+
+	if (self_ns < 0 || ns < 0 || setns(ns, CLONE_NEWNET))
+		return -1;
+	in->fd = socket(AF_INET, SOCK_DGRAM, 0);
+	setns(self_ns, CLONE_NEWNET);
+	close(ns);
+	close(self_ns);
+	if (in->fd < 0)
+		return -1;
+	inet_pton(AF_INET, IP4B, &a.sin_addr);
+	if (bind(in->fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(in->fd, (struct sockaddr *)&a, &alen) ||
+	    setsockopt(in->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+		       sizeof(pmtu)))
+		return -1;
+	in->sport = ntohs(a.sin_port);
+	inet_pton(AF_INET, IP4B, &in->src);
+	inet_pton(AF_INET, IP4A, &in->dst);
+	return 0;
+}
+
+static void bth(uint8_t *p, uint8_t op, uint8_t pad, uint32_t qpn,
+		uint32_t psn)
+{
+	memset(p, 0, 12);
+	p[0] = op;
+	p[1] = pad << 4;
+	p[2] = 0xff;
+	p[3] = 0xff;
+	p[5] = qpn >> 16;
+	p[6] = qpn >> 8;
+	p[7] = qpn;
+	p[9] = psn >> 16;
+	p[10] = psn >> 8;
+	p[11] = psn;
+}
+
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char buf[4096];
+	int gid;
+};
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int end_open(struct end *e, const char *dev, int gid)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	e->gid = gid;
+	e->ctx = open_dev(dev);
+	if (!e->ctx)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = e->pd ? ibv_create_cq(e->ctx, 32, NULL, NULL, 0) : NULL;
+	if (!e->cq)
+		return -1;
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &ia);
+	e->mr = ibv_reg_mr(e->pd, e->buf, sizeof(e->buf),
+			   IBV_ACCESS_LOCAL_WRITE);
+	return e->qp && e->mr ? 0 : -1;
+}
+
+static void end_close(struct end *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+}
+
+#define PSN_A	0x100	/* what A expects from B */
+#define PSN_B	0x200
+
+static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
+		       uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = e->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_query_gid(peer->ctx, 1, peer->gid, &a.ah_attr.grh.dgid) ||
+	    ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 12;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	for (int i = 0; i < 5000; i++) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n)
+			return n == 1 && wc->status == IBV_WC_SUCCESS ? 0 : -1;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* One SEND from B to A; both sides complete. */
+static int send_b_to_a(struct end *a, struct end *b, uint32_t len)
+{
+	struct ibv_sge rs = { (uintptr_t)a->buf, sizeof(a->buf), a->mr->lkey };
+	struct ibv_sge ss = { (uintptr_t)b->buf, len, b->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 };
+	struct ibv_send_wr swr = {
+		.wr_id = 2, .sg_list = &ss, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_recv_wr *bad_r;
+	struct ibv_send_wr *bad_s;
+	struct ibv_wc wc;
+
+	memset(b->buf, 0x5a, len);
+	if (ibv_post_recv(a->qp, &rwr, &bad_r) ||
+	    ibv_post_send(b->qp, &swr, &bad_s))
+		return -1;
+	if (poll_one(b->cq, &wc) || poll_one(a->cq, &wc))
+		return -1;
+	return wc.byte_len == len && a->buf[len - 1] == 0x5a ? 0 : -1;
+}
+
+FIXTURE(inject) {
+	struct end a, b;
+	struct inj in;
+};
+
+FIXTURE_SETUP(inject)
+{
+	memset(&self->a, 0, sizeof(self->a));
+	memset(&self->b, 0, sizeof(self->b));
+	ASSERT_EQ(0, net_setup(true));
+	ASSERT_EQ(0, end_open(&self->a, "sibA", wait_gid_index("sibA", IP4A)));
+	ASSERT_EQ(0, end_open(&self->b, "sibB", wait_gid_index("sibB", IP4B)));
+	ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_A, PSN_B));
+	ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_B, PSN_A));
+	ASSERT_EQ(0, inj_open(&self->in));
+	/* The pair works, and A now expects PSN_A + 1 from B. */
+	ASSERT_EQ(0, send_b_to_a(&self->a, &self->b, 64));
+}
+
+FIXTURE_TEARDOWN(inject)
+{
+	if (self->in.fd > 0)
+		close(self->in.fd);
+	end_close(&self->a);
+	end_close(&self->b);
+	net_cleanup();
+}
+
+/* Wait for @name of sibA to reach @want (the receive path is softirq). */
+static bool counter_reaches(const char *name, long long want)
+{
+	for (int i = 0; i < 100; i++) {
+		if (counter("sibA", name) >= want)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+#define OP_SEND_ONLY		0x04
+#define OP_WRITE_ONLY		0x0a
+#define OP_RESERVED		0x1e
+
+TEST_F_TIMEOUT(inject, hostile_packets, 300)
+{
+	uint32_t qpn = self->a.qp->qp_num, psn = PSN_A + 1;
+	long long icrc = counter("sibA", "icrc_errors");
+	long long hdr = counter("sibA", "hdr_errors");
+	long long unk = counter("sibA", "unknown_qpn");
+	long long nak = counter("sibA", "seq_nak_sent");
+	long long rcvd = counter("sibA", "rcvd_pkts");
+	uint8_t p[1400];
+
+	/* A well-formed packet to a QP that does not exist: proves the ICRC. */
+	bth(p, OP_SEND_ONLY, 0, 0xabcdef, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 16, false, false));
+	EXPECT_TRUE(counter_reaches("unknown_qpn", ++unk));
+	EXPECT_EQ(icrc, counter("sibA", "icrc_errors"));
+
+	/* Bad ICRC on an otherwise acceptable SEND. */
+	bth(p, OP_SEND_ONLY, 0, qpn, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 16, true, false));
+	EXPECT_TRUE(counter_reaches("icrc_errors", ++icrc));
+
+	/* Truncated: shorter than a BTH; an RDMA WRITE without its RETH. */
+	ASSERT_EQ(0, inj_send(&self->in, p, 10, false, true));
+	EXPECT_TRUE(counter_reaches("hdr_errors", ++hdr));
+	bth(p, OP_WRITE_ONLY, 0, qpn, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 8, false, false));
+	EXPECT_TRUE(counter_reaches("hdr_errors", ++hdr));
+
+	/* An opcode sib does not speak. */
+	bth(p, OP_RESERVED, 0, qpn, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 16, false, false));
+	EXPECT_TRUE(counter_reaches("hdr_errors", ++hdr));
+
+	/* A payload larger than the path MTU (1024). */
+	bth(p, OP_SEND_ONLY, 0, qpn, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 1200, false, false));
+	EXPECT_TRUE(counter_reaches("hdr_errors", ++hdr));
+
+	/* A pad count larger than the payload. */
+	bth(p, OP_SEND_ONLY, 3, qpn, psn);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 0, false, false));
+	EXPECT_TRUE(counter_reaches("hdr_errors", ++hdr));
+
+	/* Well-formed, but far ahead in PSN: a sequence NAK, nothing taken. */
+	bth(p, OP_SEND_ONLY, 0, qpn, psn + 1000);
+	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 16, false, false));
+	EXPECT_TRUE(counter_reaches("seq_nak_sent", ++nak));
+
+	/* None of the refused ones was queued to a QP. */
+	EXPECT_EQ(rcvd + 1, counter("sibA", "rcvd_pkts"));
+
+	/* And the pair still works, both ways. */
+	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
+	EXPECT_EQ(0, send_b_to_a(&self->b, &self->a, 3000));
+}
+
+/* ---- rdma_rxe ---------------------------------------------------------------- */
+
+/*
+ * rxe in the initial namespace on one end of a veth (sibwa), sib in NSB on
+ * the other. rdma_rxe 6.1 opens UDP port 4791 in init_net when it loads.
+ */
+FIXTURE(rxe) {
+	int gida, gidb;
+};
+
+FIXTURE_SETUP(rxe)
+{
+	ASSERT_EQ(0, module_load());
+	net_cleanup();
+	if (shq("modprobe rdma_rxe"))
+		SKIP(return, "rdma_rxe is not available");
+	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
+			"ip link add sibwa type veth peer name sibwb netns " NSB " && "
+			"ip addr add " IP4A "/24 dev sibwa && "
+			"ip -n " NSB " addr add " IP4B "/24 dev sibwb && "
+			"ip link set sibwa up && ip -n " NSB " link set sibwb up && "
+			"ip -n " NSB " link set lo up && "
+			"rdma link add rxeA type rxe netdev sibwa && "
+			"ip netns exec " NSB " rdma link add sibB type sib netdev sibwb"));
+	self->gida = wait_gid_index("rxeA", IP4A);
+	self->gidb = wait_gid_index("sibB", IP4B);
+	ASSERT_LE(0, self->gida);
+	ASSERT_LE(0, self->gidb);
+}
+
+FIXTURE_TEARDOWN(rxe)
+{
+	net_cleanup();
+}
+
+/* Server on rxe (init_net) or sib (NSB), client on the other. */
+static int rxe_run(int gida, int gidb, const char *tool, const char *gflag,
+		   bool sib_server, const char *args)
+{
+	char srv[256], cli[256];
+
+	if (sib_server) {
+		snprintf(srv, sizeof(srv),
+			 "ip netns exec " NSB " timeout 120 %s -d sibB %s %d %s",
+			 tool, gflag, gidb, args);
+		snprintf(cli, sizeof(cli), "timeout 120 %s -d rxeA %s %d %s " IP4B,
+			 tool, gflag, gida, args);
+	} else {
+		snprintf(srv, sizeof(srv), "timeout 120 %s -d rxeA %s %d %s",
+			 tool, gflag, gida, args);
+		snprintf(cli, sizeof(cli),
+			 "ip netns exec " NSB " timeout 120 %s -d sibB %s %d %s " IP4A,
+			 tool, gflag, gidb, args);
+	}
+	return run_pair(sib_server ? NSB : "", srv, cli);
+}
+
+TEST_F_TIMEOUT(rxe, interop, 600)
+{
+	for (int srv = 0; srv < 2; srv++) {
+		TH_LOG("sib is the %s", srv ? "server" : "client");
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ibv_rc_pingpong",
+				     "-g", srv, "-n 100"));
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_write_bw",
+				     "-x", srv, "-n 200 -s 16384"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *16384 +200 ' " LOG));
+		/* sib answers 16 outstanding READs, rxe 128: agree on 16. */
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_read_bw",
+				     "-x", srv, "-n 100 -s 16384 -o 16"));
+	}
+	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibB", "hdr_errors"));
+}
+
+/* With rdma_rxe holding UDP 4791 in init_net, link add there says so. */
+TEST_F_TIMEOUT(rxe, port_owned, 300)
+{
+	dmesg_clear();
+	TH_LOG("rxe holds the port");
+	ASSERT_EQ(0, sh("ip link add sibwd type dummy && ip link set sibwd up"));
+	EXPECT_EQ(-EADDRINUSE, nl_newlink("sibX", "sib", "sibwd"));
+	EXPECT_TRUE(dmesg_has("UDP port 4791 is already in use"));
+	EXPECT_FALSE(ibdev_exists("sibX"));
+	TH_LOG("rxe goes away");
+	/* Once rxe is gone, the port is free. */
+	ASSERT_EQ(0, sh("rdma link del rxeA && rmmod rdma_rxe"));
+	EXPECT_EQ(0, nl_newlink("sibX", "sib", "sibwd"));
+	/* And now rxe cannot load: sib holds the port. */
+	EXPECT_NE(0, shq("modprobe rdma_rxe"));
+	EXPECT_EQ(0, nl_dellink("sibX"));
+}
+
+/* ---- following the netdev ------------------------------------------------- */
+
+FIXTURE(move) {
+	int unused;
+};
+
+FIXTURE_SETUP(move)
+{
+}
+
+FIXTURE_TEARDOWN(move)
+{
+	net_cleanup();
+}
+
+TEST_F_TIMEOUT(move, netns_move, 300)
+{
+	char srv[160], cli[160];
+	int ga, gb;
+
+	ASSERT_EQ(0, net_setup(true));
+	/* Move A's netdev to a third namespace: the device follows it. */
+	ASSERT_EQ(0, sh("ip netns add " NSC " && ip -n " NSA " link set sibwa netns " NSC
+			" && ip -n " NSC " addr add " IP4A "/24 dev sibwa && "
+			"ip -n " NSC " link set sibwa up && ip -n " NSC " link set lo up"));
+	EXPECT_TRUE(ibdev_exists("sibA"));
+	ga = wait_gid_index("sibA", IP4A);
+	gb = wait_gid_index("sibB", IP4B);
+	ASSERT_LE(0, ga);
+	ASSERT_LE(0, gb);
+	snprintf(srv, sizeof(srv), "ip netns exec " NSC
+		 " timeout 60 ibv_rc_pingpong -d sibA -n 50 -g %d", ga);
+	snprintf(cli, sizeof(cli), "ip netns exec " NSB
+		 " timeout 60 ibv_rc_pingpong -d sibB -n 50 -g %d " IP4A, gb);
+	EXPECT_EQ(0, run_pair(NSC, srv, cli));
+	/*
+	 * The old namespace goes away without trouble; so does the new one,
+	 * taking the veth pair, and both devices, with it.
+	 */
+	EXPECT_EQ(0, sh("ip netns del " NSA));
+	EXPECT_TRUE(ibdev_exists("sibA"));
+	EXPECT_EQ(0, sh("ip netns del " NSC));
+	EXPECT_TRUE(wait_path(SIB_SYSFS_IB "/sibA", false, 5000));
+	EXPECT_TRUE(wait_path(SIB_SYSFS_IB "/sibB", false, 5000));
+	net_cleanup();
+}
+
+TEST_HARNESS_MAIN

@@ -19,6 +19,7 @@
 #include "../uapi/rdma_user_sib.h"
 #include "sib_mr.h"
 #include "sib_queue.h"
+#include "sib_fault.h"
 
 #define SIB_DRV_VERSION		"0.1"
 #define SIB_FW_VER_MAJOR	0
@@ -114,6 +115,7 @@ enum sib_counter {
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
+ * @fault:	fault injection state and its debugfs knobs (sib_fault.h)
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
  *		device is attached to, or NULL; @ns_node is its entry in
  *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
@@ -142,6 +144,7 @@ struct sib_dev {
 	atomic64_t cnt[SIB_NUM_CNT];
 	struct sib_ns *ns;
 	struct list_head ns_node;
+	struct sib_fault fault;
 };
 
 static inline void sib_count(struct sib_dev *sdev, unsigned int idx)
@@ -237,6 +240,7 @@ int sib_net_init(void);
 void sib_net_exit(void);
 int sib_net_dev_init(struct sib_dev *sdev);
 void sib_net_dev_fini(struct sib_dev *sdev);
+void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_dev_moved(struct sib_dev *sdev);
 
 /* sib_main.c */

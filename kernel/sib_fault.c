@@ -66,13 +66,17 @@ static void sib_fault_release(struct timer_list *t)
  * @f:		the device's fault state
  * @dir:	SIB_FAULT_TX or SIB_FAULT_RX
  * @skb:	the packet (its sib_pkt filled in)
+ * @extra:	a second packet to deliver after the returned one, or NULL
+ * @can_hold:	reordering and delay may keep the packet (f->deliver can
+ *		deliver it later); otherwise only drop, dup and corrupt act
  *
  * Returns the packet to deliver now (possibly with a held-back one to
  * deliver after it in *@extra), or NULL when the fault layer took it
  * (dropped, held for reordering, or delayed).
  */
 struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
-				struct sk_buff *skb, struct sk_buff **extra)
+				struct sk_buff *skb, struct sk_buff **extra,
+				bool can_hold)
 {
 	struct sk_buff *out = skb;
 	unsigned long flags;
@@ -104,6 +108,8 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		if (*extra)
 			f->injected[SIB_FI_DUP]++;
 	}
+	if (!can_hold)
+		goto out;
 	if (sib_fault_roll(f, f->delay)) {
 		f->injected[SIB_FI_DELAY]++;
 		__skb_queue_tail(&f->delayed, skb);

@@ -78,7 +78,8 @@ void sib_fault_init(struct sib_fault *f, struct sib_dev *sdev,
 void sib_fault_fini(struct sib_fault *f);
 void sib_fault_flush(struct sib_fault *f);
 struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
-				struct sk_buff *skb, struct sk_buff **extra);
+				struct sk_buff *skb, struct sk_buff **extra,
+				bool can_hold);
 void sib_fault_module_init(void);
 void sib_fault_module_exit(void);
 

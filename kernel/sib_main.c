@@ -63,7 +63,7 @@ static void sib_init_guid(struct sib_dev *sdev)
 	memcpy(&sdev->ib_dev.node_guid, eui, sizeof(eui));
 }
 
-static struct sib_dev *sib_alloc(struct net_device *ndev)
+static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 {
 	struct sib_dev *sdev;
 
@@ -79,6 +79,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
+	sib_fault_init(&sdev->fault, sdev, name, sib_fault_deliver);
 	INIT_LIST_HEAD(&sdev->list);
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;
@@ -127,6 +128,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	if (registered)
 		pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),
 			netdev_name(sdev->ndev));
+	sib_fault_fini(&sdev->fault);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 }
 
@@ -180,7 +182,7 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -EINVAL;
 	}
 
-	sdev = sib_alloc(ndev);
+	sdev = sib_alloc(ndev, ibdev_name);
 	if (!sdev)
 		return -ENOMEM;
 
@@ -335,6 +337,7 @@ static int __init sib_init(void)
 	int ret;
 
 	sib_opcode_init();
+	sib_fault_module_init();
 	sib_wq = alloc_workqueue("sib", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!sib_wq)
 		return -ENOMEM;
@@ -352,6 +355,7 @@ err_net:
 	sib_net_exit();
 err_wq:
 	destroy_workqueue(sib_wq);
+	sib_fault_module_exit();
 	return ret;
 }
 
@@ -362,6 +366,7 @@ static void __exit sib_exit(void)
 	sib_unregister_all();
 	sib_net_exit();
 	destroy_workqueue(sib_wq);
+	sib_fault_module_exit();
 	pr_info("unloaded\n");
 }
 

@@ -139,10 +139,17 @@ int sib_pkt_parse(struct sk_buff *skb)
  * Hand a packet to its destination QP on this device. The packet was built
  * by sib itself, so its sib_pkt is already filled in.
  */
-static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
+static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb)
 {
-	struct sib_qp *dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
+	struct sib_qp *dst;
 
+	if (sib_pkt(skb)->corrupt) {
+		/* An injected corruption: the ICRC check would fail. */
+		sib_count(sdev, SIB_CNT_ICRC_ERRORS);
+		kfree_skb(skb);
+		return;
+	}
+	dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!dst) {
 		kfree_skb(skb);
 		return;
@@ -151,6 +158,36 @@ static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
 	skb_queue_tail(&dst->rxq, skb);
 	sib_qp_kick(dst);
 	sib_qp_put(dst);
+}
+
+static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb);
+
+/* Where the fault layer sends packets it held back (any context). */
+void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb)
+{
+	if (sib_pkt(skb)->local)
+		sib_accept_local(sdev, skb);
+	else
+		sib_accept_wire(sdev, skb);
+}
+
+/* Let the fault layer act on a received (or locally sent) packet. */
+static void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir)
+{
+	struct sk_buff *extra;
+
+	skb = sib_fault_apply(&sdev->fault, dir, skb, &extra, true);
+	if (skb)
+		sib_fault_deliver(sdev, skb);
+	if (extra)
+		sib_fault_deliver(sdev, extra);
+}
+
+/* The local path is both the sending and the receiving side. */
+static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
+{
+	sib_pkt(skb)->local = true;
+	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX);
 }
 
 /* ---- where packets go ------------------------------------------------------ */
@@ -338,6 +375,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 {
 	struct dst_entry *dst;
 	struct net *net;
+	bool corrupt;
 	int ret;
 
 	rcu_read_lock();
@@ -349,13 +387,16 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		kfree_skb(skb);
 		return PTR_ERR(dst);
 	}
+	corrupt = sib_pkt(skb)->corrupt;
 	skb_put_zero(skb, SIB_ICRC_LEN);
 	sib_push_udp(skb, av->udp_sport);
 	if (sib_av_is_v4(av))
 		sib_push_ip4(net, skb, av, dst);
 	else
 		sib_push_ip6(skb, av, dst);
-	put_unaligned_le32(sib_icrc(skb), skb_tail_pointer(skb) - SIB_ICRC_LEN);
+	/* An injected corruption damages the ICRC, as a bad link would. */
+	put_unaligned_le32(sib_icrc(skb) ^ corrupt,
+			   skb_tail_pointer(skb) - SIB_ICRC_LEN);
 
 	/* skb->cb becomes the IP layer's; sib_pkt is no longer needed. */
 	memset(skb->cb, 0, sizeof(skb->cb));
@@ -384,6 +425,7 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av)
 {
 	struct sib_dev *sdev = qp->sdev;
+	struct sk_buff *extra;
 
 	lockdep_assert_held(&qp->engine);
 	sib_count(sdev, SIB_CNT_SENT_PKTS);
@@ -391,7 +433,11 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		sib_deliver_local(sdev, skb);
 		return;
 	}
-	if (sib_xmit(qp, skb, av))
+	/* On the wire, transmit faults cannot hold packets back. */
+	skb = sib_fault_apply(&sdev->fault, SIB_FAULT_TX, skb, &extra, false);
+	if (skb && sib_xmit(qp, skb, av))
+		sib_count(sdev, SIB_CNT_SEND_ERRORS);
+	if (extra && sib_xmit(qp, extra, av))
 		sib_count(sdev, SIB_CNT_SEND_ERRORS);
 }
 
@@ -506,11 +552,26 @@ static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 {
 	unsigned int err;
-	struct sib_qp *qp;
 
 	err = sib_rcv_unwrap(skb);
-	if (err != SIB_NUM_CNT)
+	if (err != SIB_NUM_CNT) {
+		sib_count(sdev, err);
+		kfree_skb(skb);
+		return;
+	}
+	sib_rx_fault(sdev, skb, SIB_FAULT_RX);
+}
+
+/* A packet whose framing, ICRC and headers are good: to its QP. */
+static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
+{
+	unsigned int err;
+	struct sib_qp *qp;
+
+	if (sib_pkt(skb)->corrupt) {
+		err = SIB_CNT_ICRC_ERRORS;
 		goto drop;
+	}
 	qp = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!qp) {
 		err = SIB_CNT_UNKNOWN_QPN;

@@ -313,6 +313,7 @@ struct sib_pkt {
 	bool ack_req;
 	bool se;
 	bool corrupt;		/* fault injection: fails the ICRC check */
+	bool local;		/* came by the local path */
 };
 
 static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)

@@ -156,10 +156,11 @@ static bool sib_is_rd_atomic(struct sib_swqe *s)
  * Everything up to and including @psn arrived: retire SEND and WRITE WQEs
  * that end there. A READ or atomic is retired only by its response.
  */
-static void sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
+static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 {
+	u32 next = sib_psn_add(psn, 1);
+	bool progress = false, implied = false;
 	struct sib_swqe *s;
-	bool progress = false;
 
 	while ((s = sib_comp_oldest(qp))) {
 		if (s->state != SIB_SWQE_SENT || sib_is_rd_atomic(s) ||
@@ -168,8 +169,21 @@ static void sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 		s->state = SIB_SWQE_DONE;
 		progress = true;
 	}
-	if (sib_psn_cmp(sib_psn_add(psn, 1), qp->comp.psn) > 0) {
-		qp->comp.psn = sib_psn_add(psn, 1);
+	/*
+	 * An ACK cannot acknowledge a READ or atomic: only its response can.
+	 * An ACK past one whose response is missing means the response was
+	 * lost (IBA 9.7.5.1.5, implied NAK): stop there and tell the caller.
+	 */
+	if (s && s->state == SIB_SWQE_SENT && sib_is_rd_atomic(s)) {
+		u32 limit = s->rcvd ? qp->comp.psn : s->first_psn;
+
+		if (sib_psn_cmp(next, limit) > 0) {
+			next = limit;
+			implied = true;
+		}
+	}
+	if (sib_psn_cmp(next, qp->comp.psn) > 0) {
+		qp->comp.psn = next;
 		progress = true;
 	}
 	if (progress) {
@@ -177,6 +191,7 @@ static void sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 		qp->comp.rnr_retry = qp->attr.rnr_retry;
 		sib_timer_restart(qp);
 	}
+	return implied;
 }
 
 static void sib_comp_fail(struct sib_qp *qp, struct sib_swqe *s, u8 status)
@@ -274,15 +289,21 @@ static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 	switch (syn & SIB_AETH_TYPE_MASK) {
 	case SIB_AETH_ACK:
 		sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
-		sib_comp_ack_upto(qp, psn);
+		if (sib_comp_ack_upto(qp, psn))
+			sib_comp_retry(qp, qp->comp.psn);
 		break;
 	case SIB_AETH_RNR_NAK:
+		/* A stale (duplicated or late) NAK must not send us back. */
+		if (sib_psn_cmp(psn, qp->comp.psn) < 0)
+			break;
 		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
 		s = sib_comp_oldest(qp);
 		if (s)
 			sib_comp_rnr(qp, s, psn, syn);
 		break;
 	case SIB_AETH_NAK:
+		if (sib_psn_cmp(psn, qp->comp.psn) < 0)
+			break;
 		if (s)
 			sib_comp_nak(qp, s, psn, syn);
 		break;

@@ -12,6 +12,8 @@
 #define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */
 #define SIB_ACK_EVERY		64	/* AckReq at least this often */
 
+static bool sib_op_needs_rwqe(u8 op);
+
 static struct sib_swqe *sib_swqe_at(struct sib_qp *qp, u32 idx)
 {
 	return &qp->swqe[idx & (qp->sq.nslots - 1)];
@@ -115,6 +117,13 @@ static int sib_req_fetch(struct sib_qp *qp)
 	    s->wr->opcode != IB_WR_BIND_MW) {
 		qp->req.ssn = sib_psn_add(qp->req.ssn, 1);
 		s->ssn = qp->req.ssn;
+		/*
+		 * A message that takes no receive WQE still counts in the
+		 * responder's MSN: move the limit past it, so that it does
+		 * not use up a credit (as rdmavt does).
+		 */
+		if (!sib_op_needs_rwqe(s->wr->opcode))
+			qp->req.lsn = sib_psn_add(qp->req.lsn, 1);
 	}
 	qp->req.fetched++;
 	return 0;
@@ -263,12 +272,18 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 	u32 npkts = 1;
 
 	if (w->opcode == IB_WR_RDMA_READ) {
+		struct sib_reth *reth;
+
 		skb = sib_pkt_alloc(qp, IB_OPCODE_RC_RDMA_READ_REQUEST, 0,
 				    qp->req.psn, true);
 		if (!skb)
 			return -ENOMEM;
-		sib_fill_exts(skb, w, s->len);
-		npkts = max_t(u32, 1, DIV_ROUND_UP(s->len, qp->mtu));
+		/* A resumed READ asks for the rest only (s->rcvd onwards). */
+		reth = sib_pkt_eth(skb, SIB_OP_RETH);
+		reth->va = cpu_to_be64(w->wr.rdma.remote_addr + s->rcvd);
+		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
+		reth->len = cpu_to_be32(s->len - s->rcvd);
+		npkts = max_t(u32, 1, DIV_ROUND_UP(s->len - s->rcvd, qp->mtu));
 	} else {
 		struct sib_atmeth *a;
 		u8 op = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -285,7 +300,8 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 					  w->wr.atomic.compare_add);
 		a->compare = cpu_to_be64(w->wr.atomic.compare_add);
 	}
-	s->first_psn = qp->req.psn;
+	if (!s->rcvd)
+		s->first_psn = qp->req.psn;
 	s->last_psn = sib_psn_add(qp->req.psn, npkts - 1);
 	qp->req.psn = sib_psn_add(qp->req.psn, npkts);
 	qp->req.rd_atomic++;
@@ -309,7 +325,8 @@ static bool sib_op_needs_rwqe(u8 op)
 static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 {
 	if (qp->ib_qp.qp_type != IB_QPT_RC || qp->req.credit_unlimited ||
-	    !sib_op_needs_rwqe(s->wr->opcode) || s->sent)
+	    !sib_op_needs_rwqe(s->wr->opcode) || s->sent ||
+	    !sib_credits_enabled(qp))
 		return true;
 	if (sib_psn_cmp(s->ssn, sib_psn_add(qp->req.lsn, 1)) <= 0)
 		return true;
@@ -410,21 +427,6 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 			continue;
 		break;
 	}
-	/*
-	 * A READ whose responses stopped part-way is asked for again whole:
-	 * its responses must restart at its first PSN, where the restarted
-	 * WQE scatters from, and the responder replays a duplicate READ only
-	 * from its first PSN.
-	 */
-	if (idx != qp->req.idx) {
-		struct sib_swqe *s = sib_swqe_at(qp, idx);
-
-		if (s->wr->opcode == IB_WR_RDMA_READ &&
-		    sib_psn_cmp(psn, s->first_psn) > 0) {
-			psn = s->first_psn;
-			qp->comp.psn = psn;
-		}
-	}
 	qp->req.idx = idx;
 	for (; idx != qp->req.fetched; idx++) {
 		struct sib_swqe *s = sib_swqe_at(qp, idx);
@@ -433,8 +435,12 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 		if (s->state == SIB_SWQE_DONE || s->status)
 			continue;
 		if (s->state != SIB_SWQE_SENDING || s->sent) {
-			if (sib_psn_cmp(psn, s->first_psn) > 0 &&
-			    !sib_op_is_rd_atomic(s->wr->opcode))
+			/*
+			 * Resume after what arrived: a SEND or WRITE from the
+			 * packet at @psn, a READ from its first missing
+			 * response (a new request for the rest, IBA 9.7.5.1.4).
+			 */
+			if (sib_psn_cmp(psn, s->first_psn) > 0)
 				skip = (psn - s->first_psn) & SIB_PSN_MASK;
 			if (sib_op_is_rd_atomic(s->wr->opcode))
 				qp->req.rd_atomic--;
@@ -454,6 +460,15 @@ void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip)
 	s->rcvd = 0;
 	memset(&s->pos, 0, sizeof(s->pos));
 	memset(&s->rpos, 0, sizeof(s->rpos));
+	if (s->wr->opcode == IB_WR_RDMA_READ) {
+		/* The responses before @skip are in place already. */
+		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->rpos,
+				off);
+		s->rcvd = off;
+		return;
+	}
+	if (sib_op_is_rd_atomic(s->wr->opcode))
+		return;		/* an atomic is asked for again, whole */
 	if (off && !(s->wr->send_flags & IB_SEND_INLINE))
 		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->pos, off);
 	s->sent = off;

@@ -423,11 +423,15 @@ static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 	for (i = 0; i < n; i++) {
 		struct sib_resp_res *res = &qp->resp.res[i];
 
-		if (res->opcode != pkt->opcode || res->first_psn != pkt->psn)
+		if (res->opcode != pkt->opcode ||
+		    sib_psn_cmp(pkt->psn, res->first_psn) < 0 ||
+		    sib_psn_cmp(pkt->psn, res->last_psn) > 0)
 			continue;
 		if (pkt->flags & SIB_OP_ATOMIC) {
 			/* Replay the saved result; never execute twice. */
-			sib_resp_atomic_ack(qp, pkt->psn, res->atomic_orig);
+			if (pkt->psn == res->first_psn)
+				sib_resp_atomic_ack(qp, pkt->psn,
+						    res->atomic_orig);
 		} else {
 			sib_resp_read_again(qp, res, skb);
 		}
@@ -436,19 +440,36 @@ static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 	/* Not found: too old to replay. The requester will time out. */
 }
 
+/*
+ * A duplicate READ: answer again, from memory. The requester may ask for
+ * the rest of a READ only (from the PSN of its first missing response,
+ * with the RETH moved on accordingly); the answer starts at that PSN and
+ * must stay within the original READ's PSNs.
+ */
 static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
 				struct sk_buff *skb)
 {
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_resp_res again = *res;
 	struct sib_mr *mr = NULL;
+	u32 npkts;
 	u64 mr_va = 0;
 
-	if (res->len) {
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), res->rkey,
-				res->va, res->len, SIB_ACC_REMOTE_READ, &mr_va);
+	again.va = be64_to_cpu(reth->va);
+	again.rkey = be32_to_cpu(reth->rkey);
+	again.len = be32_to_cpu(reth->len);
+	npkts = max_t(u32, 1, DIV_ROUND_UP(again.len, qp->mtu));
+	if (sib_psn_cmp(sib_psn_add(pkt->psn, npkts - 1), res->last_psn) > 0)
+		return;		/* not a part of that READ: ignore */
+	if (again.len) {
+		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+				again.rkey, again.va, again.len,
+				SIB_ACC_REMOTE_READ, &mr_va);
 		if (IS_ERR(mr))
 			return;
 	}
-	sib_resp_read_reply(qp, res, mr, mr_va, 0, res->first_psn);
+	sib_resp_read_reply(qp, &again, mr, mr_va, 0, pkt->psn);
 	if (mr)
 		sib_mr_put(mr);
 }

@@ -197,9 +197,28 @@ FIXTURE_VARIANT_ADD(wire, ipv6) {
 	.v4 = false,
 };
 
+/*
+ * Resolve the neighbours both ways before any QP needs them: ib_core
+ * resolves the destination MAC when a QP goes to RTR, and a first IPv6
+ * neighbour discovery may not finish in time.
+ */
+static int neigh_warmup(bool v4)
+{
+	const char *a = v4 ? IP4A : IP6A, *b = v4 ? IP4B : IP6B;
+
+	/* A UDP datagram to the discard port starts the resolution. */
+	return sh("for i in $(seq 50); do "
+		  "ip netns exec " NSA " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
+		  "ip netns exec " NSB " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
+		  "ip -n " NSA " neigh show %s | grep -q lladdr && "
+		  "ip -n " NSB " neigh show %s | grep -q lladdr && exit 0; "
+		  "sleep 0.1; done; exit 1", b, a, b, a);
+}
+
 FIXTURE_SETUP(wire)
 {
 	ASSERT_EQ(0, net_setup(variant->v4));
+	ASSERT_EQ(0, neigh_warmup(variant->v4));
 	self->gida = wait_gid_index("sibA", variant->v4 ? IP4A : IP6A);
 	self->gidb = wait_gid_index("sibB", variant->v4 ? IP4B : IP6B);
 	ASSERT_LE(0, self->gida);

@@ -144,14 +144,6 @@ static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
 	return NULL;
 }
 
-static bool sib_is_rd_atomic(struct sib_swqe *s)
-{
-	u8 op = s->wr->opcode;
-
-	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /*
  * Everything up to and including @psn arrived: retire SEND and WRITE WQEs
  * that end there. A READ or atomic is retired only by its response.
@@ -163,7 +155,7 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 	struct sib_swqe *s;
 
 	while ((s = sib_comp_oldest(qp))) {
-		if (s->state != SIB_SWQE_SENT || sib_is_rd_atomic(s) ||
+		if (s->state != SIB_SWQE_SENT || sib_op_is_rd_atomic(s->wr->opcode) ||
 		    sib_psn_cmp(s->last_psn, psn) > 0)
 			break;
 		s->state = SIB_SWQE_DONE;
@@ -174,7 +166,7 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 	 * An ACK past one whose response is missing means the response was
 	 * lost (IBA 9.7.5.1.5, implied NAK): stop there and tell the caller.
 	 */
-	if (s && s->state == SIB_SWQE_SENT && sib_is_rd_atomic(s)) {
+	if (s && s->state == SIB_SWQE_SENT && sib_op_is_rd_atomic(s->wr->opcode)) {
 		u32 limit = s->rcvd ? qp->comp.psn : s->first_psn;
 
 		if (sib_psn_cmp(next, limit) > 0) {
@@ -378,7 +370,7 @@ static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
 		struct sib_swqe *s = sib_comp_swqe(qp, idx);
 
-		if (s->state == SIB_SWQE_SENT && sib_is_rd_atomic(s))
+		if (s->state == SIB_SWQE_SENT && sib_op_is_rd_atomic(s->wr->opcode))
 			return s;
 	}
 	return NULL;

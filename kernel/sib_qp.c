@@ -744,7 +744,7 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 
 /* ---- flushing (IBA 10.3.1: WQEs complete with "flushed in error") ------- */
 
-static u8 sib_wc_opcode(u8 wr_opcode)
+u8 sib_wr_to_wc_opcode(u8 wr_opcode)
 {
 	switch (wr_opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -765,24 +765,28 @@ static u8 sib_wc_opcode(u8 wr_opcode)
 	}
 }
 
-u8 sib_wr_to_wc_opcode(u8 wr_opcode)
-{
-	return sib_wc_opcode(wr_opcode);
-}
-
+/*
+ * WQEs the requester already copied are completed from that copy; the
+ * rest are read from the ring once. A corrupted producer index flushes
+ * what was copied and stops there.
+ */
 static void sib_flush_sq(struct sib_qp *qp)
 {
 	struct sib_cqe cqe = {};
 	int avail = sib_queue_avail(&qp->sq);
-	u32 end = qp->sq.kidx + max(avail, 0);
+	u32 start = qp->sq.kidx, copied = qp->req.fetched - start;
+	u32 end = qp->sq.kidx + max_t(u32, max(avail, 0), copied);
 	const struct sib_send_wqe *w;
 
 	cqe.status = IB_WC_WR_FLUSH_ERR;
 	cqe.qp_num = sib_qpn(qp);
 	while (qp->sq.kidx != end) {
-		w = sib_queue_slot(&qp->sq, qp->sq.kidx);
+		if (qp->sq.kidx - start < copied)
+			w = qp->swqe[qp->sq.kidx & (qp->sq.nslots - 1)].wr;
+		else
+			w = sib_queue_slot(&qp->sq, qp->sq.kidx);
 		cqe.wr_id = READ_ONCE(w->wr_id);
-		cqe.opcode = sib_wc_opcode(READ_ONCE(w->opcode));
+		cqe.opcode = sib_wr_to_wc_opcode(READ_ONCE(w->opcode));
 		sib_queue_consume(&qp->sq, 1);
 		if (sib_cq_post(sib_qp_scq(qp), &cqe, false))
 			break;
@@ -790,6 +794,7 @@ static void sib_flush_sq(struct sib_qp *qp)
 	qp->comp.idx = qp->sq.kidx;
 	qp->req.idx = qp->sq.kidx;
 	qp->req.fetched = qp->sq.kidx;
+	qp->req.rd_atomic = 0;
 }
 
 static void sib_flush_rq(struct sib_qp *qp)

@@ -385,6 +385,14 @@ void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
 		     struct sib_sgl_pos *pos, u32 off);
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u8 sib_wr_to_wc_opcode(u8 wr_opcode);
+
+/* An RDMA READ or atomic: completed by its response, not by an ACK. */
+static inline bool sib_op_is_rd_atomic(u8 op)
+{
+	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 u32 sib_credit_count(u8 code);
 
 static inline bool sib_credits_enabled(struct sib_qp *qp)

@@ -51,12 +51,6 @@ static bool sib_op_allowed(enum ib_qp_type type, u8 op)
 	}
 }
 
-static bool sib_op_is_rd_atomic(u8 op)
-{
-	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /* Validate a WQE copy; returns 0 or the completion status to fail it with. */
 static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 {

@@ -233,7 +233,7 @@ static void sib_cqe_to_wc(struct sib_dev *sdev, const struct sib_cqe *cqe,
 	wc->ex.imm_data = (__force __be32)cqe->ex;
 	wc->src_qp = cqe->src_qp;
 	if (cqe->wc_flags & SIB_WC_F_GRH)
-		wc->wc_flags |= IB_WC_GRH;
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 	if (cqe->wc_flags & SIB_WC_F_WITH_IMM)
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	if (cqe->wc_flags & SIB_WC_F_WITH_INV)

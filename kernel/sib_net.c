@@ -504,7 +504,7 @@ static unsigned int sib_rcv_qp_check(struct sib_qp *qp, struct sk_buff *skb)
 	unsigned int ret = SIB_NUM_CNT;
 	unsigned long flags;
 
-	if (qp->ib_qp.qp_type == IB_QPT_UD)
+	if (sib_qp_type(qp) == IB_QPT_UD)
 		return sib_pkt(skb)->paylen > qp->mtu ? SIB_CNT_HDR_ERRORS :
 		       SIB_NUM_CNT;
 	spin_lock_irqsave(&qp->state_lock, flags);

@@ -174,7 +174,8 @@ static void sib_qp_work(struct work_struct *work)
 
 /* ---- create ---------------------------------------------------------- */
 
-static int sib_qp_check_init(struct ib_qp_init_attr *init)
+static int sib_qp_check_init(struct ib_qp_init_attr *init,
+			     struct ib_udata *udata)
 {
 	struct ib_qp_cap *cap = &init->cap;
 
@@ -182,6 +183,11 @@ static int sib_qp_check_init(struct ib_qp_init_attr *init)
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* ib_core's MAD layer owns QP1; processes may not. */
+		if (udata || init->port_num != 1)
+			return -EINVAL;
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -284,6 +290,22 @@ static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	qp->attr.cap = init->cap;
 }
 
+/*
+ * Reserve a QP number: 1 for the GSI QP (one per port, and sib has one
+ * port), the others cyclically from SIB_MIN_QPN.
+ */
+static int sib_qp_alloc_qpn(struct sib_dev *sdev, enum ib_qp_type type,
+			    u32 *qpn)
+{
+	if (type == IB_QPT_GSI) {
+		*qpn = 1;
+		return xa_insert(&sdev->qp_xa, 1, NULL, GFP_KERNEL);
+	}
+	return xa_alloc_cyclic(&sdev->qp_xa, qpn, NULL,
+			       XA_LIMIT(SIB_MIN_QPN, SIB_MAX_QPN),
+			       &sdev->qpn_next, GFP_KERNEL);
+}
+
 int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata)
 {
@@ -292,7 +314,7 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int ret;
 
-	ret = sib_qp_check_init(init);
+	ret = sib_qp_check_init(init, udata);
 	if (ret)
 		return ret;
 	if (atomic_inc_return(&sdev->num_qp) > SIB_MAX_QP) {
@@ -305,9 +327,7 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		goto err_rings;
 	sib_qp_init_state(qp, init);
 
-	ret = xa_alloc_cyclic(&sdev->qp_xa, &qpn, NULL,
-			      XA_LIMIT(SIB_MIN_QPN, SIB_MAX_QPN),
-			      &sdev->qpn_next, GFP_KERNEL);
+	ret = sib_qp_alloc_qpn(sdev, init->qp_type, &qpn);
 	if (ret < 0)
 		goto err_rings;
 	ib_qp->qp_num = qpn;
@@ -657,7 +677,7 @@ static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
-	} else if (qp->ib_qp.qp_type == IB_QPT_UD) {
+	} else if (sib_qp_type(qp) == IB_QPT_UD) {
 		w->wr.ud.ah_handle = to_sah(ud_wr(wr)->ah)->ah_num;
 		w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;

@@ -302,6 +302,12 @@ static inline u32 sib_qpn(struct sib_qp *qp)
 	return qp->ib_qp.qp_num;
 }
 
+/* The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1). */
+static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
+{
+	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
+}
+
 /* Parsed packet facts, in skb->cb. */
 struct sib_pkt {
 	u32 psn;

@@ -58,7 +58,7 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 	bool inl = w->send_flags & IB_SEND_INLINE;
 	s64 len;
 
-	if (!sib_op_allowed(qp->ib_qp.qp_type, w->opcode))
+	if (!sib_op_allowed(sib_qp_type(qp), w->opcode))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (w->opcode == IB_WR_LOCAL_INV || w->opcode == IB_WR_BIND_MW)
 		return 0;
@@ -77,7 +77,7 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 	if ((w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	     w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
 		return IB_WC_LOC_LEN_ERR;
-	if (qp->ib_qp.qp_type == IB_QPT_UD && len > qp->mtu)
+	if (sib_qp_type(qp) == IB_QPT_UD && len > qp->mtu)
 		return IB_WC_LOC_LEN_ERR;
 	s->len = len;
 	return 0;
@@ -153,7 +153,7 @@ static void sib_req_local(struct sib_qp *qp, struct sib_swqe *s)
 static u8 sib_send_opcode(struct sib_qp *qp, u8 op, bool first, bool last)
 {
 	u8 base = qp->ib_qp.qp_type == IB_QPT_UC ? IB_OPCODE_UC :
-		  qp->ib_qp.qp_type == IB_QPT_UD ? IB_OPCODE_UD : IB_OPCODE_RC;
+		  sib_qp_type(qp) == IB_QPT_UD ? IB_OPCODE_UD : IB_OPCODE_RC;
 	bool imm = op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM;
 	bool wr = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
 
@@ -364,7 +364,7 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 	} else {
 		if (!sib_req_may_send(qp, s))
 			return false;
-		if (qp->ib_qp.qp_type == IB_QPT_UD)
+		if (sib_qp_type(qp) == IB_QPT_UD)
 			ret = sib_ud_send(qp, s);
 		else if (sib_op_is_rd_atomic(op))
 			ret = sib_req_send_rd_atomic(qp, s);

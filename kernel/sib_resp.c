@@ -569,7 +569,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		goto out;
-	if (qp->ib_qp.qp_type == IB_QPT_UD) {
+	if (sib_qp_type(qp) == IB_QPT_UD) {
 		if (pkt->flags & SIB_OP_UD)
 			sib_ud_recv(qp, skb);
 		goto out;

@@ -116,6 +116,8 @@ enum sib_counter {
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
  * @fault:	fault injection state and its debugfs knobs (sib_fault.h)
+ * @mcg_list, @mcg_lock, @mcg_mutex, @num_mcg: multicast groups; see
+ *		sib_mcast.c for their locking
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
  *		device is attached to, or NULL; @ns_node is its entry in
  *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
@@ -142,6 +144,10 @@ struct sib_dev {
 	u32 qpn_next;
 	bool credits;
 	atomic64_t cnt[SIB_NUM_CNT];
+	struct list_head mcg_list;
+	spinlock_t mcg_lock;	/* see sib_mcast.c */
+	struct mutex mcg_mutex;	/* see sib_mcast.c */
+	u32 num_mcg;
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;
@@ -185,6 +191,8 @@ struct sib_pd {
 #define SIB_MAX_SRQ_SGE		32
 #define SIB_MAX_RD_ATOMIC	16
 #define SIB_MAX_AH		0x10000
+#define SIB_MAX_MCG		256	/* multicast groups per device */
+#define SIB_MAX_MCG_QP		32	/* QPs attached to one group */
 
 /**
  * struct sib_cq - completion queue

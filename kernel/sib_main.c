@@ -79,6 +79,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
+	sib_mcast_init(sdev);
 	sib_fault_init(&sdev->fault, sdev, name, sib_fault_deliver);
 	INIT_LIST_HEAD(&sdev->list);
 
@@ -117,6 +118,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	mutex_unlock(&sib_dev_mutex);
 
 	sib_net_dev_fini(sdev);
+	sib_mcast_fini(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->ah_xa) ||

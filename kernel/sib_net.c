@@ -36,9 +36,6 @@
 /* BTH TVer: transport header version 0 is the only one. */
 #define SIB_BTH_TVER_MASK	0x0f
 
-/* Packets a QP's input queue may hold before the wire path drops more. */
-#define SIB_RXQ_MAX		4096
-
 /**
  * sib_pkt_alloc - allocate a packet and fill its BTH
  * @qp:		sending QP (its destination QP number goes into the BTH)
@@ -147,6 +144,10 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb)
 		/* An injected corruption: the ICRC check would fail. */
 		sib_count(sdev, SIB_CNT_ICRC_ERRORS);
 		kfree_skb(skb);
+		return;
+	}
+	if (sib_pkt(skb)->qpn == IB_MULTICAST_QPN) {
+		sib_mcast_rcv(sdev, skb);
 		return;
 	}
 	dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
@@ -571,6 +572,10 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 	if (sib_pkt(skb)->corrupt) {
 		err = SIB_CNT_ICRC_ERRORS;
 		goto drop;
+	}
+	if (sib_pkt(skb)->qpn == IB_MULTICAST_QPN) {
+		sib_mcast_rcv(sdev, skb);
+		return;
 	}
 	qp = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!qp) {

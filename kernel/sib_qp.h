@@ -416,6 +416,16 @@ void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb);
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 		   u32 len);
 
+/* sib_mcast.c */
+void sib_mcast_init(struct sib_dev *sdev);
+void sib_mcast_fini(struct sib_dev *sdev);
+int sib_attach_mcast(struct ib_qp *ib_qp, union ib_gid *gid, u16 lid);
+int sib_detach_mcast(struct ib_qp *ib_qp, union ib_gid *gid, u16 lid);
+void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
+
+/* Packets a QP's input queue may hold before the wire path drops more. */
+#define SIB_RXQ_MAX		4096
+
 /* sib_net.c, sib_icrc.c */
 #define SIB_ICRC_LEN	4
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,

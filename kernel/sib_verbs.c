@@ -50,6 +50,9 @@ static int sib_query_device(struct ib_device *ib_dev,
 	attr->max_res_rd_atom = SIB_MAX_RD_ATOMIC * SIB_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SIB_MAX_AH;
+	attr->max_mcast_grp = SIB_MAX_MCG;
+	attr->max_mcast_qp_attach = SIB_MAX_MCG_QP;
+	attr->max_total_mcast_qp_attach = SIB_MAX_MCG * SIB_MAX_MCG_QP;
 	attr->local_ca_ack_delay = 15;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
@@ -361,6 +364,7 @@ const struct ib_device_ops sib_dev_ops = {
 
 	.alloc_hw_port_stats = sib_alloc_hw_port_stats,
 	.alloc_pd = sib_alloc_pd,
+	.attach_mcast = sib_attach_mcast,
 	.create_ah = sib_create_ah,
 	.create_user_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
@@ -370,6 +374,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.destroy_cq = sib_destroy_cq,
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,
+	.detach_mcast = sib_detach_mcast,
 	.mmap = sib_mmap,
 	.mmap_free = sib_mmap_free,
 	.modify_qp = sib_modify_qp,

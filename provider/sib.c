@@ -206,6 +206,7 @@ static void sib_free_context(struct ibv_context *ibctx);
 static const struct verbs_context_ops sib_ctx_ops = {
 	.alloc_mw = sib_alloc_mw,
 	.alloc_pd = sib_alloc_pd,
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = sib_bind_mw,
 	.create_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
@@ -221,6 +222,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.destroy_cq = sib_destroy_cq,
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sib_free_context,
 	.modify_qp = sib_modify_qp,
 	.modify_srq = sib_modify_srq,

@@ -118,6 +118,7 @@ enum sib_counter {
  * @fault:	fault injection state and its debugfs knobs (sib_fault.h)
  * @mcg_list, @mcg_lock, @mcg_mutex, @num_mcg: multicast groups; see
  *		sib_mcast.c for their locking
+ * @parent:	the ib_device's parent in sysfs (sib_sysfs.c), or NULL
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
  *		device is attached to, or NULL; @ns_node is its entry in
  *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
@@ -148,6 +149,7 @@ struct sib_dev {
 	spinlock_t mcg_lock;	/* see sib_mcast.c */
 	struct mutex mcg_mutex;	/* see sib_mcast.c */
 	u32 num_mcg;
+	struct device *parent;
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;
@@ -250,6 +252,12 @@ int sib_net_dev_init(struct sib_dev *sdev);
 void sib_net_dev_fini(struct sib_dev *sdev);
 void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_dev_moved(struct sib_dev *sdev);
+
+/* sib_sysfs.c */
+int sib_parent_add(struct sib_dev *sdev);
+void sib_parent_del(struct sib_dev *sdev);
+int sib_sysfs_init(void);
+void sib_sysfs_exit(void);
 
 /* sib_main.c */
 void sib_dealloc_driver(struct ib_device *ib_dev);

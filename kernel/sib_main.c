@@ -119,6 +119,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 
 	sib_net_dev_fini(sdev);
 	sib_mcast_fini(sdev);
+	sib_parent_del(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->ah_xa) ||
@@ -210,6 +211,9 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (ret)
 		goto err_free;
 	ret = sib_net_dev_init(sdev);
+	if (ret)
+		goto err_free;
+	ret = sib_parent_add(sdev);
 	if (ret)
 		goto err_free;
 
@@ -343,9 +347,12 @@ static int __init sib_init(void)
 	sib_wq = alloc_workqueue("sib", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!sib_wq)
 		return -ENOMEM;
-	ret = sib_net_init();
+	ret = sib_sysfs_init();
 	if (ret)
 		goto err_wq;
+	ret = sib_net_init();
+	if (ret)
+		goto err_sysfs;
 	ret = register_netdevice_notifier(&sib_netdev_notifier);
 	if (ret)
 		goto err_net;
@@ -355,6 +362,8 @@ static int __init sib_init(void)
 
 err_net:
 	sib_net_exit();
+err_sysfs:
+	sib_sysfs_exit();
 err_wq:
 	destroy_workqueue(sib_wq);
 	sib_fault_module_exit();
@@ -367,6 +376,7 @@ static void __exit sib_exit(void)
 	unregister_netdevice_notifier(&sib_netdev_notifier);
 	sib_unregister_all();
 	sib_net_exit();
+	sib_sysfs_exit();
 	destroy_workqueue(sib_wq);
 	sib_fault_module_exit();
 	pr_info("unloaded\n");

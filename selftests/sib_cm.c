@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The GSI QP, rdma_cm and multicast over RoCEv2. Two network namespaces
+ * joined by veth, a sib device in each (IPv4, and IPv6 where the tools
+ * allow it): ib_core created QP1; rping (data verified), ucmatose,
+ * udaddy, rdma_server/rdma_client, perftest with -R, mckey, and
+ * ibv_ud_pingpong over the wire. The verbs multicast rules (who may attach
+ * what) and the IP group membership that attaching brings. Interop with
+ * rdma_rxe in init_net, sib as client and as server: rping,
+ * ibv_ud_pingpong, ibv_uc_pingpong, ib_send_bw and ib_atomic_bw. And
+ * rdma-core's python suite on a sib device bound to a veth, its rdma_cm
+ * tests included, with no failure and no error.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+
+#define NSA	"sibcA"
+#define NSB	"sibcB"
+#define IP4A	"192.0.2.1"
+#define IP4B	"192.0.2.2"
+#define IP6A	"2001:db8::1"
+#define IP6B	"2001:db8::2"
+#define MC4	"239.1.2.3"
+#define LOG	"/tmp/sib_cm.log"
+#define PYDIR	"/tmp/sib_cm_py"
+
+/* ---- environment ------------------------------------------------------- */
+
+static void net_cleanup(void)
+{
+	sib_delete_all();
+	shq("rdma link del rxeA");
+	shq("rmmod rdma_rxe");
+	shq("ip netns del " NSA);
+	shq("ip netns del " NSB);
+	shq("ip link del sibca");
+}
+
+/* Index of @addr (IPv4 dotted or IPv6) in @dev's GID table, or -1. */
+static int gid_index(const char *dev, const char *addr)
+{
+	unsigned char want[16] = {}, raw[16];
+	char path[128], buf[64];
+
+	if (strchr(addr, ':')) {
+		inet_pton(AF_INET6, addr, want);
+	} else {
+		want[10] = 0xff;
+		want[11] = 0xff;
+		inet_pton(AF_INET, addr, want + 12);
+	}
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
+			 dev, i);
+		if (read_text(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = 0;
+		if (inet_pton(AF_INET6, buf, raw) == 1 &&
+		    !memcmp(raw, want, 16))
+			return i;
+	}
+	return -1;
+}
+
+static int wait_gid_index(const char *dev, const char *addr)
+{
+	int idx = -1;
+
+	for (int i = 0; i < 250 && idx < 0; i++) {
+		idx = gid_index(dev, addr);
+		if (idx < 0)
+			usleep(20000);
+	}
+	return idx;
+}
+
+/* A counter of "rdma statistic show link DEV/1", or -1. */
+static long long counter(const char *dev, const char *name)
+{
+	char cmd[128], line[4096], *p;
+	long long v = -1;
+	size_t n = strlen(name);
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (p = strstr(line, name); p; p = strstr(p + 1, name))
+			if (p[-1] == ' ' && p[n] == ' ')
+				v = atoll(p + n + 1);
+	pclose(f);
+	return v;
+}
+
+/* Resolve the neighbours both ways (a datagram to the discard port). */
+static int neigh_warmup(const char *a, const char *b)
+{
+	return sh("for i in $(seq 50); do "
+		  "ip netns exec " NSA " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
+		  "ip netns exec " NSB " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
+		  "ip -n " NSA " neigh show %s | grep -q lladdr && "
+		  "ip -n " NSB " neigh show %s | grep -q lladdr && exit 0; "
+		  "sleep 0.1; done; exit 1", b, a, b, a);
+}
+
+/*
+ * Run @srv in the background, wait until @ready (a shell condition)
+ * holds, then run @cli; both must exit 0. Output goes to LOG, shown on
+ * failure.
+ */
+static int run_pair(const char *srv, const char *ready, const char *cli)
+{
+	int ret;
+
+	ret = sh("{ %s & s=$!; for i in $(seq 150); do "
+		 "{ %s; } >/dev/null 2>&1 && break; sleep 0.2; done; "
+		 "%s; c=$?; wait $s; w=$?; "
+		 "echo \"client $c server $w\"; [ $c = 0 ] && [ $w = 0 ]; } "
+		 ">" LOG " 2>&1", srv, ready, cli);
+	if (ret)
+		sh("sed 's/^/# /' " LOG);
+	return ret;
+}
+
+/* The condition "process @comm has an rdma_cm ID listening". */
+static const char *cm_listening(const char *comm, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "rdma res show cm_id | grep 'state LISTEN' | grep -q 'comm %s '",
+		 comm);
+	return buf;
+}
+
+/*
+ * An rdma_cm tool: @srv_args in @srv_ns as server, @cli_args in @cli_ns
+ * as client ("" is init_net).
+ */
+static int cm_tool(const char *tool, const char *srv_ns, const char *srv_args,
+		   const char *cli_ns, const char *cli_args)
+{
+	char srv[256], cli[256], ready[160];
+
+	snprintf(srv, sizeof(srv), "%s%s timeout 120 %s %s",
+		 *srv_ns ? "ip netns exec " : "", srv_ns, tool, srv_args);
+	snprintf(cli, sizeof(cli), "%s%s timeout 120 %s %s",
+		 *cli_ns ? "ip netns exec " : "", cli_ns, tool, cli_args);
+	return run_pair(srv, cm_listening(tool, ready, sizeof(ready)), cli);
+}
+
+/*
+ * A verbs tool that exchanges addresses over TCP 18515 (pingpongs,
+ * perftest without -R): server @srv_args in @srv_ns, client in @cli_ns.
+ */
+static int tcp_tool(const char *tool, const char *srv_ns, const char *srv_args,
+		    const char *cli_ns, const char *cli_args)
+{
+	char srv[256], cli[256], ready[160];
+
+	snprintf(srv, sizeof(srv), "%s%s timeout 120 %s %s",
+		 *srv_ns ? "ip netns exec " : "", srv_ns, tool, srv_args);
+	snprintf(cli, sizeof(cli), "%s%s timeout 120 %s %s",
+		 *cli_ns ? "ip netns exec " : "", cli_ns, tool, cli_args);
+	snprintf(ready, sizeof(ready), "%s%s ss -Hltn 'sport = :18515' | grep -q .",
+		 *srv_ns ? "ip netns exec " : "", srv_ns);
+	return run_pair(srv, ready, cli);
+}
+
+/* ---- two sib devices, two namespaces ---------------------------------------- */
+
+FIXTURE(cm) {
+	const char *a, *b;	/* the addresses of A and B */
+	int gida, gidb;
+};
+
+FIXTURE_VARIANT(cm) {
+	bool v6;
+};
+
+FIXTURE_VARIANT_ADD(cm, ipv4) {
+	.v6 = false,
+};
+
+FIXTURE_VARIANT_ADD(cm, ipv6) {
+	.v6 = true,
+};
+
+FIXTURE_SETUP(cm)
+{
+	ASSERT_EQ(0, module_load());
+	net_cleanup();
+	dmesg_clear();
+	self->a = variant->v6 ? IP6A : IP4A;
+	self->b = variant->v6 ? IP6B : IP4B;
+	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
+			"ip link add sibca netns " NSA " type veth peer name sibcb netns " NSB " && "
+			"ip -n " NSA " link set sibca up && ip -n " NSB " link set sibcb up && "
+			"ip -n " NSA " link set lo up && ip -n " NSB " link set lo up"));
+	if (variant->v6) {
+		ASSERT_EQ(0, sh("ip -n " NSA " addr add " IP6A "/64 nodad dev sibca && "
+				"ip -n " NSB " addr add " IP6B "/64 nodad dev sibcb"));
+	} else {
+		ASSERT_EQ(0, sh("ip -n " NSA " addr add " IP4A "/24 dev sibca && "
+				"ip -n " NSB " addr add " IP4B "/24 dev sibcb"));
+	}
+	ASSERT_EQ(0, sh("ip netns exec " NSA " rdma link add sibA type sib netdev sibca && "
+			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
+	ASSERT_EQ(0, neigh_warmup(self->a, self->b));
+	self->gida = wait_gid_index("sibA", self->a);
+	self->gidb = wait_gid_index("sibB", self->b);
+	ASSERT_LE(0, self->gida);
+	ASSERT_LE(0, self->gidb);
+}
+
+FIXTURE_TEARDOWN(cm)
+{
+	net_cleanup();
+}
+
+/* ib_core's MAD layer made QP1 on each device, of type GSI. */
+TEST_F(cm, gsi_qp)
+{
+	EXPECT_FALSE(dmesg_has("Couldn't create ib_mad QP1"));
+	EXPECT_EQ(0, sh("rdma res show qp link sibA/1 | grep -q 'lqpn 1 type GSI'"));
+	EXPECT_EQ(0, sh("rdma res show qp link sibB/1 | grep -q 'lqpn 1 type GSI'"));
+	/* One per device. */
+	EXPECT_EQ(0, sh("rdma res show qp link sibA/1 | grep -c 'type GSI' | grep -qx 1"));
+}
+
+/* rping with data verification, 50 round trips; the MADs went by QP1. */
+TEST_F_TIMEOUT(cm, rping, 300)
+{
+	char s[128], c[128];
+
+	snprintf(s, sizeof(s), "-s -a %s -C 50 -V", self->a);
+	snprintf(c, sizeof(c), "-c -a %s -C 50 -V", self->a);
+	ASSERT_EQ(0, cm_tool("rping", NSA, s, NSB, c));
+	EXPECT_EQ(0, counter("sibA", "qkey_violations"));
+	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibB", "unknown_qpn"));
+}
+
+/* ucmatose: 4 connections, 10 messages each way, each checked by the tool. */
+TEST_F_TIMEOUT(cm, ucmatose, 300)
+{
+	char s[128], c[128];
+
+	snprintf(s, sizeof(s), "-b %s -c 4 -C 10", self->a);
+	snprintf(c, sizeof(c), "-s %s -c 4 -C 10", self->a);
+	ASSERT_EQ(0, cm_tool("ucmatose", NSA, s, NSB, c));
+	EXPECT_EQ(0, sh("grep -q 'data transfers complete' " LOG));
+}
+
+/* udaddy: rdma_cm over UD (its own Q_Key, AHs from the CM's reply). */
+TEST_F_TIMEOUT(cm, udaddy, 300)
+{
+	char s[128], c[128];
+
+	snprintf(s, sizeof(s), "-b %s -c 2 -C 10", self->a);
+	snprintf(c, sizeof(c), "-s %s -c 2 -C 10", self->a);
+	ASSERT_EQ(0, cm_tool("udaddy", NSA, s, NSB, c));
+	EXPECT_EQ(0, sh("grep -q 'data transfers complete' " LOG));
+}
+
+TEST_F_TIMEOUT(cm, rdma_server_client, 300)
+{
+	char s[128], c[128];
+
+	snprintf(s, sizeof(s), "-s %s", self->a);
+	snprintf(c, sizeof(c), "-s %s", self->a);
+	ASSERT_EQ(0, cm_tool("rdma_server", NSA, s, NSB, c));
+	EXPECT_EQ(0, sh("grep -q 'rdma_client: end 0' " LOG));
+	EXPECT_EQ(0, sh("grep -q 'rdma_server: end 0' " LOG));
+}
+
+/* perftest connecting through rdma_cm (-R). */
+TEST_F_TIMEOUT(cm, perftest_rdma_cm, 600)
+{
+	static const char * const tools[] = {
+		"ib_write_bw", "ib_read_bw", "ib_send_lat",
+	};
+	char c[128];
+
+	snprintf(c, sizeof(c), "-R -n 100 -s 4096 %s", self->a);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(0, cm_tool(tools[i], NSA, "-R -n 100 -s 4096", NSB, c))
+			TH_LOG("%s -R", tools[i]);
+		EXPECT_EQ(0, sh("grep -Eq '^ *4096 +100 ' " LOG))
+			TH_LOG("%s printed no result", tools[i]);
+	}
+}
+
+/* ibv_ud_pingpong over the wire, GRH and all. */
+TEST_F_TIMEOUT(cm, ud_pingpong, 300)
+{
+	char s[128], c[128];
+
+	snprintf(s, sizeof(s), "-d sibA -g %d -n 100 -s 1024", self->gida);
+	snprintf(c, sizeof(c), "-d sibB -g %d -n 100 -s 1024 %s", self->gidb,
+		 self->a);
+	ASSERT_EQ(0, tcp_tool("ibv_ud_pingpong", NSA, s, NSB, c));
+	EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
+}
+
+/*
+ * mckey: B sends 20 datagrams to an IPv4 group that A joined; A's
+ * netdev is a member of the IP group while it listens. ib_core's rdma_cm
+ * refuses IPv6 groups on RoCEv2 (ENOTSUPP), so only IPv4 here.
+ */
+TEST_F_TIMEOUT(cm, mckey, 300)
+{
+	long long r = counter("sibA", "rcvd_pkts");
+	char ready[128];
+
+	if (variant->v6)
+		SKIP(return, "rdma_cm joins only IPv4 groups on RoCEv2");
+	snprintf(ready, sizeof(ready),
+		 "ip -n " NSA " maddr show dev sibca | grep -q " MC4);
+	ASSERT_EQ(0, run_pair("ip netns exec " NSA " timeout 120 mckey -m " MC4
+			      " -b " IP4A " -C 20 -S 512", ready,
+			      "ip netns exec " NSB " timeout 120 mckey -m " MC4
+			      " -b " IP4B " -C 20 -S 512 -s"));
+	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " LOG));
+	EXPECT_LE(r + 20, counter("sibA", "rcvd_pkts"));
+	/* Both left: the group is gone from the IP side. */
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q " MC4));
+}
+
+/* ---- verbs multicast rules ------------------------------------------------- */
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			      enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+static void gid_of(union ibv_gid *g, const char *addr)
+{
+	memset(g, 0, sizeof(*g));
+	if (strchr(addr, ':')) {
+		inet_pton(AF_INET6, addr, g->raw);
+	} else {
+		g->raw[10] = 0xff;
+		g->raw[11] = 0xff;
+		inet_pton(AF_INET, addr, g->raw + 12);
+	}
+}
+
+/*
+ * Attach and detach: only UD QPs, only multicast GIDs, detach only what
+ * is attached; the limits are advertised; attaching makes the netdev a
+ * member of the IP group (IGMP or MLD), the last detach leaves it.
+ */
+TEST_F(cm, attach_rules)
+{
+	const char *grp = variant->v6 ? "ff0e::5151" : "239.5.1.5";
+	struct ibv_device_attr da;
+	struct ibv_qp *ud, *ud2, *rc;
+	struct ibv_context *ctx;
+	union ibv_gid g, uc;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	/* This process stays in init_net; the device is visible from here. */
+	ctx = open_dev("sibA");
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, ibv_query_device(ctx, &da));
+	EXPECT_LT(0, da.max_mcast_grp);
+	EXPECT_LT(0, da.max_mcast_qp_attach);
+	EXPECT_LE(da.max_mcast_qp_attach, da.max_total_mcast_qp_attach);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	ud = make_qp(pd, cq, IBV_QPT_UD);
+	ud2 = make_qp(pd, cq, IBV_QPT_UD);
+	rc = make_qp(pd, cq, IBV_QPT_RC);
+	ASSERT_NE(NULL, ud);
+	ASSERT_NE(NULL, ud2);
+	ASSERT_NE(NULL, rc);
+	gid_of(&g, grp);
+	gid_of(&uc, self->a);
+
+	EXPECT_EQ(EINVAL, ibv_attach_mcast(rc, &g, 0));
+	EXPECT_EQ(EINVAL, ibv_attach_mcast(ud, &uc, 0));
+	EXPECT_EQ(EINVAL, ibv_detach_mcast(ud, &g, 0));
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	ASSERT_EQ(0, ibv_attach_mcast(ud, &g, 0));
+	ASSERT_EQ(0, ibv_attach_mcast(ud2, &g, 0));
+	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_EQ(0, ibv_detach_mcast(ud, &g, 0));
+	EXPECT_EQ(EINVAL, ibv_detach_mcast(ud, &g, 0));
+	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_EQ(0, ibv_detach_mcast(ud2, &g, 0));
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	/* A QP still attached when the process goes is detached by ib_core. */
+	ASSERT_EQ(0, ibv_attach_mcast(ud, &g, 0));
+	EXPECT_EQ(0, ibv_destroy_qp(rc));
+	ibv_destroy_qp(ud2);
+	EXPECT_NE(0, ibv_destroy_qp(ud));	/* EBUSY while attached */
+	EXPECT_EQ(0, ibv_detach_mcast(ud, &g, 0));
+	EXPECT_EQ(0, ibv_destroy_qp(ud));
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+}
+
+/* ---- rdma_rxe in init_net, sib in NSB ----------------------------------------- */
+
+FIXTURE(rxe) {
+	int gida, gidb;
+};
+
+FIXTURE_SETUP(rxe)
+{
+	ASSERT_EQ(0, module_load());
+	net_cleanup();
+	if (shq("modprobe rdma_rxe"))
+		SKIP(return, "rdma_rxe is not available");
+	ASSERT_EQ(0, sh("ip netns add " NSB " && "
+			"ip link add sibca type veth peer name sibcb netns " NSB " && "
+			"ip addr add " IP4A "/24 dev sibca && "
+			"ip -n " NSB " addr add " IP4B "/24 dev sibcb && "
+			"ip link set sibca up && ip -n " NSB " link set sibcb up && "
+			"ip -n " NSB " link set lo up && "
+			"rdma link add rxeA type rxe netdev sibca && "
+			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
+	self->gida = wait_gid_index("rxeA", IP4A);
+	self->gidb = wait_gid_index("sibB", IP4B);
+	ASSERT_LE(0, self->gida);
+	ASSERT_LE(0, self->gidb);
+	ASSERT_EQ(0, sh("for i in $(seq 50); do "
+			"bash -c 'echo > /dev/udp/" IP4B "/9' 2>/dev/null; "
+			"ip netns exec " NSB " bash -c 'echo > /dev/udp/" IP4A "/9' 2>/dev/null; "
+			"ip neigh show " IP4B " | grep -q lladdr && "
+			"ip -n " NSB " neigh show " IP4A " | grep -q lladdr && exit 0; "
+			"sleep 0.1; done; exit 1"));
+}
+
+FIXTURE_TEARDOWN(rxe)
+{
+	net_cleanup();
+}
+
+/* rping through rxe's and sib's CM, each side once the server. */
+TEST_F_TIMEOUT(rxe, rping, 300)
+{
+	TH_LOG("sib client, rxe server");
+	EXPECT_EQ(0, cm_tool("rping", "", "-s -a " IP4A " -C 20 -V",
+			     NSB, "-c -a " IP4A " -C 20 -V"));
+	TH_LOG("rxe client, sib server");
+	EXPECT_EQ(0, cm_tool("rping", NSB, "-s -a " IP4B " -C 20 -V",
+			     "", "-c -a " IP4B " -C 20 -V"));
+	EXPECT_EQ(0, counter("sibB", "qkey_violations"));
+	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, counter("sibB", "hdr_errors"));
+}
+
+/* A TCP-exchange tool between rxeA and sibB, with sib as server or client. */
+static int rxe_tool(int gida, int gidb, const char *tool, const char *gflag,
+		    bool sib_server, const char *args)
+{
+	char s[160], c[160];
+
+	if (sib_server) {
+		snprintf(s, sizeof(s), "-d sibB %s %d %s", gflag, gidb, args);
+		snprintf(c, sizeof(c), "-d rxeA %s %d %s " IP4B, gflag, gida, args);
+		return tcp_tool(tool, NSB, s, "", c);
+	}
+	snprintf(s, sizeof(s), "-d rxeA %s %d %s", gflag, gida, args);
+	snprintf(c, sizeof(c), "-d sibB %s %d %s " IP4A, gflag, gidb, args);
+	return tcp_tool(tool, "", s, NSB, c);
+}
+
+TEST_F_TIMEOUT(rxe, ud_uc_pingpong, 300)
+{
+	for (int srv = 0; srv < 2; srv++) {
+		TH_LOG("sib is the %s", srv ? "server" : "client");
+		EXPECT_EQ(0, rxe_tool(self->gida, self->gidb, "ibv_ud_pingpong",
+				      "-g", srv, "-n 100 -s 1024"));
+		EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
+		EXPECT_EQ(0, rxe_tool(self->gida, self->gidb, "ibv_uc_pingpong",
+				      "-g", srv, "-n 100 -s 4096"));
+		EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
+	}
+	EXPECT_EQ(0, counter("sibB", "qkey_violations"));
+}
+
+TEST_F_TIMEOUT(rxe, send_atomic_bw, 300)
+{
+	for (int srv = 0; srv < 2; srv++) {
+		TH_LOG("sib is the %s", srv ? "server" : "client");
+		EXPECT_EQ(0, rxe_tool(self->gida, self->gidb, "ib_send_bw",
+				      "-x", srv, "-n 200 -s 8192"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *8192 +200 ' " LOG));
+		EXPECT_EQ(0, rxe_tool(self->gida, self->gidb, "ib_atomic_bw",
+				      "-x", srv, "-n 200 -o 16"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *8 +200 ' " LOG));
+	}
+}
+
+/* ---- rdma-core's python suite on a veth ------------------------------------------ */
+
+FIXTURE(py) {
+	int gid;
+};
+
+FIXTURE_SETUP(py)
+{
+	ASSERT_EQ(0, module_load());
+	net_cleanup();
+	ASSERT_EQ(0, sh("ip netns add " NSB " && "
+			"ip link add sibca type veth peer name sibcb netns " NSB " && "
+			"ip addr add " IP4A "/24 dev sibca && "
+			"ip link set sibca up && ip -n " NSB " link set sibcb up"));
+	ASSERT_EQ(0, nl_newlink("sibT", "sib", "sibca"));
+	self->gid = wait_gid_index("sibT", IP4A);
+	ASSERT_LE(0, self->gid);
+}
+
+FIXTURE_TEARDOWN(py)
+{
+	net_cleanup();
+}
+
+/* The netdev and its address, where rdma-core's tests/base.py looks. */
+TEST_F(py, sysfs_netdev)
+{
+	EXPECT_EQ(0, sh("test \"$(ls " SIB_SYSFS_IB "/sibT/device/net/)\" = sibca"));
+	EXPECT_EQ(0, sh("test \"$(cat " SIB_SYSFS_IB "/sibT/device/net/sibca/ifindex)\" = "
+			"\"$(cat /sys/class/net/sibca/ifindex)\""));
+}
+
+TEST_F_TIMEOUT(py, rdma_core_suite, 1800)
+{
+	ASSERT_EQ(0, sh("rm -rf " PYDIR " && mkdir -p " PYDIR " && "
+			"cp /usr/share/doc/rdma-core/tests/* " PYDIR "/ && "
+			"gunzip -f " PYDIR "/*.gz"));
+	EXPECT_EQ(0, sh("cd " PYDIR " && timeout 1500 /usr/bin/python3 "
+			"run_tests.py -v --dev sibT --gid %d test_device test_pd "
+			"test_mr test_cq test_cq_events test_cqex test_qp "
+			"test_qpex test_atomic test_addr test_rdmacm > " PYDIR
+			".log 2>&1; rc=$?; "
+			"grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' " PYDIR ".log "
+			"| sed 's/^/# /'; exit $rc", self->gid));
+	EXPECT_NE(0, shq("grep -qE '^(FAIL|ERROR):' " PYDIR ".log"));
+	/* The rdma_cm tests ran, none skipped. */
+	EXPECT_EQ(0, sh("test $(grep -c '^test_rdmacm.* \\.\\.\\. ok$' " PYDIR ".log) -ge 10"));
+	EXPECT_NE(0, shq("grep -q '^test_rdmacm.*skipped' " PYDIR ".log"));
+}
+
+TEST_HARNESS_MAIN

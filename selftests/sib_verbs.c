@@ -155,8 +155,9 @@ TEST_F(dev, query_device)
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
 	EXPECT_LT(4096, a->max_mr_size);
 	EXPECT_EQ(0x10000, a->max_ah);
-	/* Not implemented yet, so not advertised. */
-	EXPECT_EQ(0, a->max_mcast_grp);
+	EXPECT_EQ(256, a->max_mcast_grp);
+	EXPECT_EQ(32, a->max_mcast_qp_attach);
+	EXPECT_EQ(256 * 32, a->max_total_mcast_qp_attach);
 }
 
 TEST_F(dev, query_port)

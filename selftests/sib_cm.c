@@ -312,11 +312,13 @@ TEST_F_TIMEOUT(cm, perftest_rdma_cm, 600)
 	static const char * const tools[] = {
 		"ib_write_bw", "ib_read_bw", "ib_send_lat",
 	};
-	char c[128];
+	const char *v6 = variant->v6 ? " --ipv6" : "";
+	char s[128], c[128];
 
-	snprintf(c, sizeof(c), "-R -n 100 -s 4096 %s", self->a);
+	snprintf(s, sizeof(s), "-R -n 100 -s 4096%s", v6);
+	snprintf(c, sizeof(c), "-R -n 100 -s 4096%s %s", v6, self->a);
 	for (int i = 0; i < 3; i++) {
-		EXPECT_EQ(0, cm_tool(tools[i], NSA, "-R -n 100 -s 4096", NSB, c))
+		EXPECT_EQ(0, cm_tool(tools[i], NSA, s, NSB, c))
 			TH_LOG("%s -R", tools[i]);
 		EXPECT_EQ(0, sh("grep -Eq '^ *4096 +100 ' " LOG))
 			TH_LOG("%s printed no result", tools[i]);

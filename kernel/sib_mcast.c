@@ -72,15 +72,17 @@ static void sib_mcg_ip(struct sib_dev *sdev, const union ib_gid *mgid,
 
 	if (ndev->flags & IFF_LOOPBACK)
 		return;		/* the local path delivers */
+	/* Both IP layers want RTNL for group changes. */
+	rtnl_lock();
 	if (!sib_mgid_v4(mgid)) {
 		if (join)
 			ipv6_dev_mc_inc(ndev, (const struct in6_addr *)mgid);
 		else
 			ipv6_dev_mc_dec(ndev, (const struct in6_addr *)mgid);
+		rtnl_unlock();
 		return;
 	}
 	memcpy(&addr, mgid->raw + 12, sizeof(addr));
-	rtnl_lock();
 	in_dev = __in_dev_get_rtnl(ndev);
 	if (in_dev && join)
 		ip_mc_inc_group(in_dev, addr);

@@ -245,7 +245,7 @@ FIXTURE_TEARDOWN(cm)
 }
 
 /* ib_core's MAD layer made QP1 on each device, of type GSI. */
-TEST_F(cm, gsi_qp)
+TEST_F_TIMEOUT(cm, gsi_qp, 300)
 {
 	EXPECT_FALSE(dmesg_has("Couldn't create ib_mad QP1"));
 	EXPECT_EQ(0, sh("rdma res show qp link sibA/1 | grep -q 'lqpn 1 type GSI'"));
@@ -404,7 +404,7 @@ static void gid_of(union ibv_gid *g, const char *addr)
  * is attached; the limits are advertised; attaching makes the netdev a
  * member of the IP group (IGMP or MLD), the last detach leaves it.
  */
-TEST_F(cm, attach_rules)
+TEST_F_TIMEOUT(cm, attach_rules, 300)
 {
 	const char *grp = variant->v6 ? "ff0e::5151" : "239.5.1.5";
 	struct ibv_device_attr da;
@@ -576,7 +576,7 @@ FIXTURE_TEARDOWN(py)
 }
 
 /* The netdev and its address, where rdma-core's tests/base.py looks. */
-TEST_F(py, sysfs_netdev)
+TEST_F_TIMEOUT(py, sysfs_netdev, 300)
 {
 	EXPECT_EQ(0, sh("test \"$(ls " SIB_SYSFS_IB "/sibT/device/net/)\" = sibca"));
 	EXPECT_EQ(0, sh("test \"$(cat " SIB_SYSFS_IB "/sibT/device/net/sibca/ifindex)\" = "

@@ -243,6 +243,7 @@ int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata);
 /* sib_verbs.c */
 extern const struct ib_device_ops sib_dev_ops;
 bool sib_port_is_active(struct sib_dev *sdev);
+enum ib_mtu sib_active_mtu(struct sib_dev *sdev);
 
 /* sib_udp.c */
 struct sib_ns;

@@ -581,6 +581,12 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	sib_qp_set_attr(qp, attr, mask);
+	/* A datagram QP has no path MTU attribute: it uses the port's. */
+	if (sib_qp_type(qp) == IB_QPT_UD && next == IB_QPS_RTR &&
+	    qp->state != IB_QPS_RTR) {
+		qp->attr.path_mtu = sib_active_mtu(qp->sdev);
+		qp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
+	}
 	if (next != qp->state)
 		sib_qp_enter(qp, next);
 	WRITE_ONCE(qp->state, next);

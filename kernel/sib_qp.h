@@ -256,14 +256,32 @@ enum {
 };
 
 /**
+ * struct sib_ah_entry - what the device's AH table points at
+ * @av:		the destination, copied at creation, read-only after
+ * @pd:		the AH's PD (compared only, never dereferenced)
+ * @rcu:	freeing waits for readers of the table
+ *
+ * The entry lives apart from ib_core's AH object because ib_core frees
+ * that at once, also when a kernel caller destroys the AH in atomic
+ * context where we cannot wait for an RCU grace period. Readers look the
+ * entry up under rcu_read_lock() and copy the AV; destroy erases it from
+ * the table and frees it with kfree_rcu().
+ */
+struct sib_ah_entry {
+	struct sib_av av;
+	struct ib_pd *pd;
+	struct rcu_head rcu;
+};
+
+/**
  * struct sib_ah - address handle
  * @ib_ah:	ib_core object; must stay first
- * @av:		the destination, copied at creation, read-only after
+ * @entry:	the table entry (see struct sib_ah_entry)
  * @ah_num:	number in the device's AH table (what UD WQEs carry)
  */
 struct sib_ah {
 	struct ib_ah ib_ah;
-	struct sib_av av;
+	struct sib_ah_entry *entry;
 	u32 ah_num;
 };
 

@@ -36,11 +36,17 @@ int sib_create_ah(struct ib_ah *ib_ah, struct rdma_ah_init_attr *init,
 		ret = -ENOMEM;
 		goto err;
 	}
-	sib_av_from_attr(&ah->av, init->ah_attr, 0, 0);
-	ret = xa_alloc(&sdev->ah_xa, &ah->ah_num, ah,
+	ah->entry = kzalloc(sizeof(*ah->entry), gfp);
+	if (!ah->entry) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	sib_av_from_attr(&ah->entry->av, init->ah_attr, 0, 0);
+	ah->entry->pd = ib_ah->pd;
+	ret = xa_alloc(&sdev->ah_xa, &ah->ah_num, ah->entry,
 		       XA_LIMIT(1, SIB_MAX_AH), gfp);
 	if (ret)
-		goto err;
+		goto err_free;
 	if (udata && udata->outlen) {
 		resp.ah_num = ah->ah_num;
 		ret = ib_copy_to_udata(udata, &resp,
@@ -48,11 +54,14 @@ int sib_create_ah(struct ib_ah *ib_ah, struct rdma_ah_init_attr *init,
 					     sizeof(resp)));
 		if (ret) {
 			xa_erase(&sdev->ah_xa, ah->ah_num);
-			goto err;
+			goto err_free;
 		}
 	}
 	return 0;
 
+err_free:
+	/* Never published, or erased: a reader may still hold it. */
+	kfree_rcu(ah->entry, rcu);
 err:
 	atomic_dec(&sdev->num_ah);
 	return ret;
@@ -64,23 +73,22 @@ int sib_destroy_ah(struct ib_ah *ib_ah, u32 flags)
 	struct sib_ah *ah = to_sah(ib_ah);
 
 	xa_erase(&sdev->ah_xa, ah->ah_num);
-	/* The requester copies an AV under RCU; let it finish first. */
-	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
-		synchronize_rcu();
+	/* The requester may be copying the AV under RCU (any context). */
+	kfree_rcu(ah->entry, rcu);
 	atomic_dec(&sdev->num_ah);
 	return 0;
 }
 
 int sib_query_ah(struct ib_ah *ib_ah, struct rdma_ah_attr *attr)
 {
-	struct sib_ah *ah = to_sah(ib_ah);
+	struct sib_av *av = &to_sah(ib_ah)->entry->av;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, 1);
-	rdma_ah_set_grh(attr, &ah->av.dgid, ah->av.flow_label, 0,
-			ah->av.hop_limit, ah->av.traffic_class);
-	memcpy(attr->roce.dmac, ah->av.dmac, ETH_ALEN);
+	rdma_ah_set_grh(attr, &av->dgid, av->flow_label, 0,
+			av->hop_limit, av->traffic_class);
+	memcpy(attr->roce.dmac, av->dmac, ETH_ALEN);
 	return 0;
 }
 
@@ -88,13 +96,13 @@ int sib_query_ah(struct ib_ah *ib_ah, struct rdma_ah_attr *attr)
 static int sib_ah_av(struct sib_dev *sdev, struct ib_pd *pd, u32 num,
 		     struct sib_av *av)
 {
-	struct sib_ah *ah;
+	struct sib_ah_entry *e;
 	int ret = -EINVAL;
 
 	rcu_read_lock();
-	ah = xa_load(&sdev->ah_xa, num);
-	if (ah && ah->ib_ah.pd == pd) {
-		*av = ah->av;
+	e = xa_load(&sdev->ah_xa, num);
+	if (e && e->pd == pd) {
+		*av = e->av;
 		ret = 0;
 	}
 	rcu_read_unlock();

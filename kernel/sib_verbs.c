@@ -95,7 +95,7 @@ static void sib_query_speed(struct sib_dev *sdev, struct ib_port_attr *attr)
 	}
 }
 
-static enum ib_mtu sib_active_mtu(struct sib_dev *sdev)
+enum ib_mtu sib_active_mtu(struct sib_dev *sdev)
 {
 	int mtu = READ_ONCE(sdev->ndev->mtu) - SIB_ROCE_HDR_ROOM;
 

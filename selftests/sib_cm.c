@@ -309,11 +309,17 @@ TEST_F_TIMEOUT(cm, perftest_rdma_cm, 600)
 	static const char * const tools[] = {
 		"ib_write_bw", "ib_read_bw", "ib_send_lat",
 	};
-	const char *v6 = variant->v6 ? " --ipv6" : "";
 	char s[128], c[128];
 
-	snprintf(s, sizeof(s), "-R -n 100 -s 4096%s", v6);
-	snprintf(c, sizeof(c), "-R -n 100 -s 4096%s %s", v6, self->a);
+	/*
+	 * perftest 4.5's rdma_cm path resolves the server name as IPv4 only
+	 * ("Address family for hostname not supported"); rping, ucmatose,
+	 * udaddy and rdma_server/rdma_client cover rdma_cm over IPv6.
+	 */
+	if (variant->v6)
+		SKIP(return, "perftest -R resolves IPv4 addresses only");
+	snprintf(s, sizeof(s), "-R -n 100 -s 4096");
+	snprintf(c, sizeof(c), "-R -n 100 -s 4096 %s", self->a);
 	for (int i = 0; i < 3; i++) {
 		EXPECT_EQ(0, cm_tool(tools[i], NSA, s, NSB, c))
 			TH_LOG("%s -R", tools[i]);
@@ -335,6 +341,16 @@ TEST_F_TIMEOUT(cm, ud_pingpong, 300)
 		 self->a);
 	ASSERT_EQ(0, tcp_tool("ibv_ud_pingpong", NSA, s, NSB, c));
 	EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
+
+	/* A UD QP takes the port's MTU: 9000-byte netdevs carry 4 KiB. */
+	ASSERT_EQ(0, sh("ip -n " NSA " link set sibca mtu 9000 && "
+			"ip -n " NSB " link set sibcb mtu 9000"));
+	EXPECT_EQ(0, sh("ibv_devinfo -d sibA | grep -q 'active_mtu:.*4096'"));
+	snprintf(s, sizeof(s), "-d sibA -g %d -n 100 -s 4096", self->gida);
+	snprintf(c, sizeof(c), "-d sibB -g %d -n 100 -s 4096 %s", self->gidb,
+		 self->a);
+	ASSERT_EQ(0, tcp_tool("ibv_ud_pingpong", NSA, s, NSB, c));
+	EXPECT_EQ(0, sh("grep -c '819200 bytes in' " LOG " | grep -qx 2"));
 }
 
 /*

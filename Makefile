@@ -5,6 +5,7 @@
 #   make              build the module, the provider and the selftests
 #   make check        install what is needed, build, boot a VM, run every selftest
 #   make run          install what is needed, build, boot a VM and show sib0 at work
+#   make bench        build, boot a VM and measure sib against rdma_rxe (BENCH_ARGS=--quick)
 #   make install      install the module and the provider on this machine
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
 #
@@ -25,7 +26,7 @@ KSRC_STAMP := $(KSRC)/.stamp
 
 VM_RUN := $(TOP)/scripts/vm-run
 
-.PHONY: all module provider selftests setup check run install \
+.PHONY: all module provider selftests setup check run bench install \
 	checkpatch clean ksrc
 
 all: module provider selftests
@@ -64,6 +65,10 @@ check: setup
 run: setup
 	$(MAKE) all
 	$(VM_RUN) -- $(TOP)/scripts/demo
+
+bench: setup
+	$(MAKE) all
+	$(TOP)/scripts/bench $(BENCH_ARGS)
 
 install: module provider
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates modules_install

@@ -87,6 +87,8 @@ enum sib_counter {
 	SIB_CNT_HDR_ERRORS,	/* bad IP/UDP/transport header or length */
 	SIB_CNT_UNKNOWN_QPN,	/* no such QP, or not connected to the sender */
 	SIB_CNT_RX_QUEUE_FULL,	/* the QP's input queue was full */
+	SIB_CNT_ONECOPY_PKTS,	/* local packets whose payload was not copied */
+	SIB_CNT_DOORBELLS,	/* send doorbells (system calls) of user QPs */
 	SIB_NUM_CNT
 };
 

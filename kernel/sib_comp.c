@@ -317,9 +317,9 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 		sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-			   (struct sib_sge *)(s->wr + 1), s->wr->num_sge,
-			   &s->rpos, sib_pkt_payload(skb), len, SIB_TO_MEM);
+	ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			       (struct sib_sge *)(s->wr + 1), s->wr->num_sge,
+			       &s->rpos, skb, pkt->hdr_len, len, SIB_TO_MEM);
 	if (ret) {
 		sib_comp_fail(qp, s, ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
 			      IB_WC_LOC_PROT_ERR);

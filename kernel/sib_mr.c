@@ -215,16 +215,37 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 	return ret ? ERR_PTR(ret) : mr;
 }
 
-static void sib_copy_kva(void *va, void *buf, u64 len, enum sib_dir dir)
+/*
+ * The kernel side of a copy: a flat buffer, or the bytes of an skb from an
+ * offset on (its linear part and its page fragments alike). Advanced by
+ * each chunk copied.
+ */
+struct sib_kbuf {
+	void *p;
+	struct sk_buff *skb;
+	u32 off;
+};
+
+static void sib_copy_kva(void *va, struct sib_kbuf *b, u64 len,
+			 enum sib_dir dir)
 {
+	if (b->skb) {
+		if (dir == SIB_TO_MEM)
+			skb_copy_bits(b->skb, b->off, va, len);
+		else
+			skb_store_bits(b->skb, b->off, va, len);
+		b->off += len;
+		return;
+	}
 	if (dir == SIB_TO_MEM)
-		memcpy(va, buf, len);
+		memcpy(va, b->p, len);
 	else
-		memcpy(buf, va, len);
+		memcpy(b->p, va, len);
+	b->p += len;
 }
 
-static void sib_copy_user(struct sib_mr *mr, u64 iova, void *buf, u64 len,
-			  enum sib_dir dir)
+static void sib_copy_user(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			  u64 len, enum sib_dir dir)
 {
 	u64 off = iova - mr->iova + mr->pg_off;
 
@@ -237,9 +258,8 @@ static void sib_copy_user(struct sib_mr *mr, u64 iova, void *buf, u64 len,
 		if (idx >= mr->npages)
 			return;
 		va = kmap_local_page(mr->pages[idx]);
-		sib_copy_kva(va + po, buf, n, dir);
+		sib_copy_kva(va + po, b, n, dir);
 		kunmap_local(va);
-		buf += n;
 		off += n;
 		len -= n;
 	}
@@ -266,8 +286,8 @@ static u64 sib_fast_kva(struct sib_mr *mr, u64 iova, u64 *room)
 	return base + (iova & mask);
 }
 
-static void sib_copy_fast(struct sib_mr *mr, u64 iova, void *buf, u64 len,
-			  enum sib_dir dir)
+static void sib_copy_fast(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			  u64 len, enum sib_dir dir)
 {
 	while (len) {
 		u64 room, kva = sib_fast_kva(mr, iova, &room);
@@ -275,29 +295,99 @@ static void sib_copy_fast(struct sib_mr *mr, u64 iova, void *buf, u64 len,
 
 		if (!kva)
 			return;
-		sib_copy_kva((void *)(uintptr_t)kva, buf, n, dir);
-		buf += n;
+		sib_copy_kva((void *)(uintptr_t)kva, b, n, dir);
 		iova += n;
 		len -= n;
+	}
+}
+
+static void sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			     u64 len, enum sib_dir dir)
+{
+	if (!len || !mr)
+		return;
+	switch (mr->mr_kind) {
+	case SIB_MR_USER:
+		sib_copy_user(mr, iova, b, len, dir);
+		break;
+	case SIB_MR_DMA:
+		sib_copy_kva((void *)(uintptr_t)iova, b, len, dir);
+		break;
+	case SIB_MR_FAST:
+		sib_copy_fast(mr, iova, b, len, dir);
+		break;
 	}
 }
 
 void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
 		 enum sib_dir dir)
 {
-	if (!len || !mr)
-		return;
-	switch (mr->mr_kind) {
-	case SIB_MR_USER:
-		sib_copy_user(mr, iova, buf, len, dir);
-		break;
-	case SIB_MR_DMA:
-		sib_copy_kva((void *)(uintptr_t)iova, buf, len, dir);
-		break;
-	case SIB_MR_FAST:
-		sib_copy_fast(mr, iova, buf, len, dir);
-		break;
+	struct sib_kbuf b = { .p = buf };
+
+	sib_mr_copy_kbuf(mr, iova, &b, len, dir);
+}
+
+/* A linear skb is copied as a flat buffer: no per-chunk lookup. */
+static void sib_kbuf_skb(struct sib_kbuf *b, struct sk_buff *skb, u32 off)
+{
+	if (skb_is_nonlinear(skb)) {
+		b->skb = skb;
+		b->off = off;
+	} else {
+		b->p = skb->data + off;
 	}
+}
+
+void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 off, u32 len, enum sib_dir dir)
+{
+	struct sib_kbuf b = {};
+
+	sib_kbuf_skb(&b, skb, off);
+	sib_mr_copy_kbuf(mr, iova, &b, len, dir);
+}
+
+/*
+ * Append @len bytes of @mr at @iova to @skb as page fragments, each
+ * holding a page reference: the one-copy path. Only for MRs of pinned
+ * user pages. Returns 0, or -E2BIG when the MR is of another kind or the
+ * skb has no fragment slot left (the caller copies instead).
+ */
+int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 len)
+{
+	u64 off;
+
+	if (!len)
+		return 0;
+	if (!mr || mr->mr_kind != SIB_MR_USER)
+		return -E2BIG;
+	off = iova - mr->iova + mr->pg_off;
+	while (len) {
+		u64 idx = off >> PAGE_SHIFT;
+		u32 po = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - po);
+		int nr = skb_shinfo(skb)->nr_frags;
+		struct page *page;
+
+		if (idx >= mr->npages)
+			return -E2BIG;
+		page = mr->pages[idx];
+		if (nr && skb_can_coalesce(skb, nr, page, po)) {
+			skb_frag_size_add(&skb_shinfo(skb)->frags[nr - 1], n);
+		} else {
+			if (nr >= MAX_SKB_FRAGS)
+				return -E2BIG;
+			get_page(page);
+			skb_fill_page_desc(skb, nr, page, po, n);
+		}
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* Map the aligned 8 bytes at @iova; NULL if unmapped (see sib_fast_kva). */
@@ -351,15 +441,22 @@ u64 sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add)
 }
 
 /* Copy what is left of SGE @s at @pos (at most @len); returns bytes or -errno. */
+/*
+ * One SGE's part of a copy: @len bytes at most, from @pos_off into the SGE.
+ * With @frags, the bytes are appended to @b->skb as page fragments
+ * instead of being copied.
+ */
 static s64 sib_sge_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
-			const struct sib_sge *s, u32 pos_off, void *buf,
-			u32 len, enum sib_dir dir)
+			const struct sib_sge *s, u32 pos_off,
+			struct sib_kbuf *b, u32 len, enum sib_dir dir,
+			bool frags)
 {
 	enum sib_acc acc = dir == SIB_TO_MEM ? SIB_ACC_LOCAL_WRITE :
 					       SIB_ACC_LOCAL_READ;
 	u32 n = min(len, s->length - pos_off);
 	struct sib_mr *mr;
 	u64 end, at;
+	int ret = 0;
 
 	if (check_add_overflow((u64)s->addr, (u64)s->length, &end))
 		return -ERANGE;
@@ -367,14 +464,18 @@ static s64 sib_sge_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 			&at);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	sib_mr_copy(mr, at, buf, n, dir);
+	if (frags)
+		ret = sib_mr_add_frags(mr, at, b->skb, n);
+	else
+		sib_mr_copy_kbuf(mr, at, b, n, dir);
 	sib_mr_put(mr);
-	return n;
+	return ret ? ret : (s64)n;
 }
 
-int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
-		 const struct sib_sge *sge, u32 num_sge,
-		 struct sib_sgl_pos *pos, void *buf, u32 len, enum sib_dir dir)
+static int sib_sgl_copy_kbuf(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+			     const struct sib_sge *sge, u32 num_sge,
+			     struct sib_sgl_pos *pos, struct sib_kbuf *b,
+			     u32 len, enum sib_dir dir, bool frags)
 {
 	s64 n;
 
@@ -386,15 +487,46 @@ int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 			pos->off = 0;
 			continue;
 		}
-		n = sib_sge_copy(sdev, pd, qpn, &sge[pos->sge], pos->off, buf,
-				 len, dir);
+		n = sib_sge_copy(sdev, pd, qpn, &sge[pos->sge], pos->off, b,
+				 len, dir, frags);
 		if (n < 0)
 			return n;
-		buf += n;
 		len -= n;
 		pos->off += n;
 	}
 	return 0;
+}
+
+int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		 const struct sib_sge *sge, u32 num_sge,
+		 struct sib_sgl_pos *pos, void *buf, u32 len, enum sib_dir dir)
+{
+	struct sib_kbuf b = { .p = buf };
+
+	return sib_sgl_copy_kbuf(sdev, pd, qpn, sge, num_sge, pos, &b, len,
+				 dir, false);
+}
+
+int sib_sgl_copy_skb(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		     const struct sib_sge *sge, u32 num_sge,
+		     struct sib_sgl_pos *pos, struct sk_buff *skb, u32 off,
+		     u32 len, enum sib_dir dir)
+{
+	struct sib_kbuf b = {};
+
+	sib_kbuf_skb(&b, skb, off);
+	return sib_sgl_copy_kbuf(sdev, pd, qpn, sge, num_sge, pos, &b, len,
+				 dir, false);
+}
+
+int sib_sgl_frags(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		  const struct sib_sge *sge, u32 num_sge,
+		  struct sib_sgl_pos *pos, struct sk_buff *skb, u32 len)
+{
+	struct sib_kbuf b = { .skb = skb };
+
+	return sib_sgl_copy_kbuf(sdev, pd, qpn, sge, num_sge, pos, &b, len,
+				 SIB_FROM_MEM, true);
 }
 
 s64 sib_sgl_len(const struct sib_sge *sge, u32 num_sge)

@@ -25,6 +25,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/seqlock.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
@@ -272,6 +273,33 @@ void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
 		 enum sib_dir dir);
 
 /**
+ * sib_mr_copy_skb() - sib_mr_copy() with the payload of an skb
+ * @mr, @iova, @len, @dir: as for sib_mr_copy()
+ * @skb:	the packet; linear or with page fragments
+ * @off:	offset of the first byte in @skb's data
+ *
+ * Context: any, no sleeping.
+ */
+void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 off, u32 len, enum sib_dir dir);
+
+/**
+ * sib_mr_add_frags() - append MR bytes to an skb as page fragments
+ * @mr:		from sib_mr_get(); must be a user MR
+ * @iova:	its *mr_iova
+ * @skb:	the packet; each fragment takes a page reference, so the
+ *		bytes stay readable (not necessarily unchanged) even after
+ *		the MR is deregistered
+ * @len:	bytes, within the checked range
+ *
+ * Context: any, no sleeping.
+ * Return: 0, or -E2BIG for an MR of another kind or no fragment slot
+ * left; the skb then holds part of the bytes: free it and copy instead.
+ */
+int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		     u32 len);
+
+/**
  * sib_mr_atomic_cmp_swp() - 8-byte compare and swap on an MR
  * @mr:		from sib_mr_get(..., 8, SIB_ACC_REMOTE_ATOMIC, &iova)
  * @iova:	8-byte aligned (the caller checks and NAKs otherwise)
@@ -331,6 +359,30 @@ struct sib_sgl_pos {
 int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 		 const struct sib_sge *sge, u32 num_sge,
 		 struct sib_sgl_pos *pos, void *buf, u32 len, enum sib_dir dir);
+
+/**
+ * sib_sgl_copy_skb() - sib_sgl_copy() with the payload of an skb
+ * @skb:	the packet; linear or with page fragments
+ * @off:	offset of the first byte in @skb's data
+ * Other parameters and the return value as for sib_sgl_copy().
+ */
+int sib_sgl_copy_skb(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		     const struct sib_sge *sge, u32 num_sge,
+		     struct sib_sgl_pos *pos, struct sk_buff *skb, u32 off,
+		     u32 len, enum sib_dir dir);
+
+/**
+ * sib_sgl_frags() - gather SGEs into an skb as page fragments
+ * @skb:	the packet the fragments are appended to
+ * Other parameters as for sib_sgl_copy() with SIB_FROM_MEM.
+ *
+ * Context: any, no sleeping.
+ * Return: as sib_sgl_copy(), or -E2BIG when an SGE's MR cannot give
+ * fragments or the skb is full (see sib_mr_add_frags()).
+ */
+int sib_sgl_frags(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		  const struct sib_sge *sge, u32 num_sge,
+		  struct sib_sgl_pos *pos, struct sk_buff *skb, u32 len);
 
 /**
  * sib_sgl_len() - total length of an SGE list

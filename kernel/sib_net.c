@@ -36,6 +36,60 @@
 /* BTH TVer: transport header version 0 is the only one. */
 #define SIB_BTH_TVER_MASK	0x0f
 
+/* QPs one transmission may wake in its own context (see sib_rx_defer). */
+#define SIB_DEFER_MAX		16
+
+/**
+ * struct sib_rx_defer - QPs woken by packets received during a transmission
+ * @n:	entries used
+ * @qp:	the QPs, each with a reference
+ *
+ * On veth, and between sib devices of one namespace, a packet that an
+ * engine transmits is received in the softirq that runs inside the
+ * transmitting call (when dev_queue_xmit() enables BHs again). The engines
+ * never run in softirq, so a received packet would wake a worker, and a
+ * busy-polling process would keep that worker off the CPU for up to a
+ * scheduler tick. Instead, while an engine transmits, its CPU points at
+ * one of these (on the engine's stack, preemption off): the receive path
+ * parks the QPs there, and the transmitting engine kicks them in its own
+ * (process) context when the call returns, like the local path does.
+ * Anything received outside such a window goes to the work queue.
+ */
+struct sib_rx_defer {
+	unsigned int n;
+	struct sib_qp *qp[SIB_DEFER_MAX];
+};
+
+static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
+
+/* Receive path (softirq): run @qp's engines soon; consumes the reference. */
+static void sib_rx_wake(struct sib_qp *qp)
+{
+	struct sib_rx_defer *d = this_cpu_read(sib_rx_defer);
+
+	if (d && d->n < SIB_DEFER_MAX) {
+		d->qp[d->n++] = qp;
+		return;
+	}
+	sib_qp_sched(qp);
+	sib_qp_put(qp);
+}
+
+/* Transmit path (process context): kick what the transmission woke. */
+static void sib_rx_defer_run(struct sib_rx_defer *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n; i++) {
+		sib_qp_kick(d->qp[i]);
+		sib_qp_put(d->qp[i]);
+	}
+}
+
+static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
+				       u32 paylen, u32 psn, bool ack_req,
+				       bool linear);
+
 /**
  * sib_pkt_alloc - allocate a packet and fill its BTH
  * @qp:		sending QP (its destination QP number goes into the BTH)
@@ -49,20 +103,34 @@
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req)
 {
+	return __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, true);
+}
+
+/*
+ * @linear: room for the payload (and the pad, and the ICRC) in the skb's
+ * data; otherwise the payload is to come as page fragments, on the local
+ * path, which needs neither pad nor ICRC.
+ */
+static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
+				       u32 paylen, u32 psn, bool ack_req,
+				       bool linear)
+{
 	u8 hdr_len = sib_opinfo[opcode].hdr_len;
-	u32 pad = (4 - (paylen & 3)) & 3;
+	u32 pad = linear ? (4 - (paylen & 3)) & 3 : 0;
 	struct sk_buff *skb;
 	struct sib_bth *bth;
 	struct sib_pkt *pkt;
 
-	skb = alloc_skb(SIB_HEADROOM + hdr_len + paylen + pad + SIB_ICRC_LEN,
-			GFP_KERNEL);
+	skb = alloc_skb(SIB_HEADROOM + hdr_len +
+			(linear ? paylen + pad + SIB_ICRC_LEN : 0), GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, SIB_HEADROOM);
 	bth = skb_put_zero(skb, hdr_len);
-	skb_put(skb, paylen);
-	skb_put_zero(skb, pad);
+	if (linear) {
+		skb_put(skb, paylen);
+		skb_put_zero(skb, pad);
+	}
 
 	bth->opcode = opcode;
 	bth->flags = pad << SIB_BTH_PAD_SHIFT;
@@ -189,6 +257,111 @@ static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
 {
 	sib_pkt(skb)->local = true;
 	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX);
+}
+
+/* ---- payload: one copy on the local path ------------------------------ */
+
+static bool sib_route_local(struct sib_qp *qp, const struct sib_av *av);
+
+/*
+ * A packet to a QP of this device need not carry a copy of its payload:
+ * it can refer to the sender's pinned pages (page fragments, each holding
+ * a page reference), and the receiving engine copies from there straight
+ * into the target memory: each byte is moved once. This works for user
+ * MRs; any other memory, inline data, and packets for the wire are
+ * copied into the skb as before. Fault injection sees the same packets
+ * (a duplicate is a linear copy); onecopy_pkts counts the packets built
+ * this way.
+ */
+static bool sib_pkt_onecopy(struct sib_qp *qp, u32 paylen)
+{
+	return paylen && qp->ib_qp.qp_type != IB_QPT_UD &&
+	       sib_route_local(qp, &qp->av);
+}
+
+/**
+ * sib_pkt_alloc_gather - a packet with @paylen bytes of a send WQE
+ * @qp:		the sending QP (engine mutex held)
+ * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
+ * @paylen:	payload bytes, from @s's current position on
+ * @s:		the WQE; its gather position moves past the bytes
+ * @err:	set on failure: -ENOMEM, or the error of sib_sgl_copy()
+ *
+ * Return: the packet, or NULL.
+ */
+struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
+				     u32 paylen, u32 psn, bool ack_req,
+				     struct sib_swqe *s, int *err)
+{
+	struct sib_sgl_pos pos = s->pos;
+	struct sk_buff *skb;
+	int ret;
+
+	if (!(s->wr->send_flags & IB_SEND_INLINE) &&
+	    sib_pkt_onecopy(qp, paylen)) {
+		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, false);
+		if (!skb)
+			goto nomem;
+		ret = sib_sgl_frags(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+				    (struct sib_sge *)(s->wr + 1),
+				    s->wr->num_sge, &pos, skb, paylen);
+		if (!ret) {
+			s->pos = pos;
+			sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
+			return skb;
+		}
+		kfree_skb(skb);
+		if (ret != -E2BIG) {
+			*err = ret;
+			return NULL;
+		}
+	}
+	skb = sib_pkt_alloc(qp, opcode, paylen, psn, ack_req);
+	if (!skb)
+		goto nomem;
+	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), paylen);
+	if (ret) {
+		kfree_skb(skb);
+		*err = ret;
+		return NULL;
+	}
+	return skb;
+nomem:
+	*err = -ENOMEM;
+	return NULL;
+}
+
+/**
+ * sib_pkt_alloc_mr - a packet with @paylen bytes of an MR (READ responses)
+ * @qp:		the sending QP (engine mutex held)
+ * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
+ * @paylen:	payload bytes
+ * @mr, @iova:	where they are, checked by sib_mr_get() (@mr NULL only
+ *		with @paylen 0)
+ *
+ * Return: the packet, or NULL (no memory).
+ */
+struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
+				 u32 psn, bool ack_req, struct sib_mr *mr,
+				 u64 iova)
+{
+	struct sk_buff *skb;
+
+	if (sib_pkt_onecopy(qp, paylen) && mr->mr_kind == SIB_MR_USER) {
+		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, false);
+		if (!skb)
+			return NULL;
+		if (!sib_mr_add_frags(mr, iova, skb, paylen)) {
+			sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
+			return skb;
+		}
+		kfree_skb(skb);
+	}
+	skb = sib_pkt_alloc(qp, opcode, paylen, psn, ack_req);
+	if (skb && paylen)
+		sib_mr_copy(mr, iova, sib_pkt_payload(skb), paylen,
+			    SIB_FROM_MEM);
+	return skb;
 }
 
 /* ---- where packets go ------------------------------------------------------ */
@@ -374,6 +547,7 @@ static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
 static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		    const struct sib_av *av)
 {
+	struct sib_rx_defer defer, *prev;
 	struct dst_entry *dst;
 	struct net *net;
 	bool corrupt;
@@ -404,11 +578,18 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	skb->ip_summed = CHECKSUM_NONE;
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst);
+	defer.n = 0;
+	preempt_disable();
+	prev = this_cpu_read(sib_rx_defer);
+	this_cpu_write(sib_rx_defer, &defer);
 	if (skb->protocol == htons(ETH_P_IP))
 		ret = ip_local_out(net, NULL, skb);
 	else
 		ret = ip6_local_out(net, NULL, skb);
+	this_cpu_write(sib_rx_defer, prev);
+	preempt_enable();
 	rcu_read_unlock();
+	sib_rx_defer_run(&defer);
 	return net_xmit_eval(ret);
 }
 
@@ -442,16 +623,14 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		sib_count(sdev, SIB_CNT_SEND_ERRORS);
 }
 
-/* Send a packet of a connected (RC or UC) QP to its peer. */
+/*
+ * Send a packet of a connected (RC or UC) QP to its peer. modify_qp
+ * changes @qp->av with the engine mutex held as well as the state lock,
+ * so the engines read it under their mutex alone, without a copy.
+ */
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb)
 {
-	unsigned long flags;
-	struct sib_av av;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	av = qp->av;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	sib_pkt_send_av(qp, skb, &av);
+	sib_pkt_send_av(qp, skb, &qp->av);
 }
 
 /* The QP is being destroyed and its engines have stopped. */
@@ -547,8 +726,9 @@ static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
  * @skb:	the packet, data at the UDP header (consumed)
  *
  * Called in softirq from the UDP tunnel socket (sib_udp.c), under RCU.
- * Queues the packet to its QP and schedules the QP's engines, which never
- * run here.
+ * Queues the packet to its QP and has the QP's engines run, which never
+ * happens here: in the transmitting engine's context if one of ours sent
+ * the packet from this CPU (struct sib_rx_defer), otherwise on sib_wq.
  */
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 {
@@ -594,8 +774,7 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 	skb->dev = NULL;
 	sib_count(sdev, SIB_CNT_RCVD_PKTS);
 	skb_queue_tail(&qp->rxq, skb);
-	sib_qp_sched(qp);
-	sib_qp_put(qp);
+	sib_rx_wake(qp);
 	return;
 
 drop:

@@ -16,6 +16,11 @@ enum ib_qp_state sib_qp_state(struct sib_qp *qp)
 	return READ_ONCE(qp->state);
 }
 
+static bool sib_qp_is_user(struct sib_qp *qp)
+{
+	return !!qp->ib_qp.uobject;
+}
+
 /* ---- lookup and life time ------------------------------------------- */
 
 struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
@@ -90,12 +95,53 @@ static void sib_qp_pass(struct sib_qp *qp)
 }
 
 /*
+ * Doorbell suppression (see the uapi header): while the engines run, the
+ * SQ's kpoll word tells the process that a doorbell is not needed. Set
+ * when the engines start; the producer index seen then is remembered.
+ */
+static void sib_kpoll_set(struct sib_qp *qp)
+{
+	struct sib_ring_hdr *hdr = qp->sq.hdr;
+
+	if (!hdr || !sib_qp_is_user(qp))
+		return;
+	WRITE_ONCE(hdr->kpoll, 1);
+	/* Pairs with the process' barrier between its prod store and kpoll load. */
+	smp_mb();
+	qp->kpoll_prod = READ_ONCE(hdr->prod);
+}
+
+/*
+ * Clear kpoll before the engines stop, then look at the producer index
+ * once more: a WQE the process posted without a doorbell while kpoll was
+ * set is seen here, and makes the engines run again.
+ */
+static void sib_kpoll_clear(struct sib_qp *qp)
+{
+	struct sib_ring_hdr *hdr = qp->sq.hdr;
+	u32 prod;
+
+	if (!hdr || !sib_qp_is_user(qp))
+		return;
+	WRITE_ONCE(hdr->kpoll, 0);
+	/* Pairs with the process' barrier between its prod store and kpoll load. */
+	smp_mb();
+	prod = READ_ONCE(hdr->prod);
+	if (prod != qp->kpoll_prod) {
+		qp->kpoll_prod = prod;
+		set_bit(SIB_QP_PENDING, &qp->events);
+	}
+}
+
+/*
  * Run the engines until nothing is pending, a bounded number of passes.
  * Called with qp->engine held; sib_qp_unlock() deals with what is left.
  */
 static void sib_qp_run(struct sib_qp *qp)
 {
 	int loops = SIB_RUN_LOOPS;
+
+	sib_kpoll_set(qp);
 
 	while (loops-- && test_and_clear_bit(SIB_QP_PENDING, &qp->events)) {
 		if (READ_ONCE(qp->destroying))
@@ -114,6 +160,7 @@ static void sib_qp_unlock(struct sib_qp *qp)
 	int loops = SIB_RUN_LOOPS;
 
 	for (;;) {
+		sib_kpoll_clear(qp);
 		mutex_unlock(&qp->engine);
 		/* Pairs with the barrier after set_bit() in sib_qp_kick(). */
 		smp_mb();
@@ -651,11 +698,6 @@ void sib_qp_error(struct sib_qp *qp)
 
 /* ---- posting ------------------------------------------------------------ */
 
-static bool sib_qp_is_user(struct sib_qp *qp)
-{
-	return !!qp->ib_qp.uobject;
-}
-
 /* Kernel consumers: write one WR into the SQ ring as a process would. */
 static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 {
@@ -715,6 +757,7 @@ int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
 
 	/* A user QP's WQEs are in the ring already: this is the doorbell. */
 	if (sib_qp_is_user(qp)) {
+		sib_count(qp->sdev, SIB_CNT_DOORBELLS);
 		sib_qp_kick(qp);
 		return 0;
 	}

@@ -200,7 +200,9 @@ struct sib_route {
  * @state:	the IBA state
  * @attr:	attributes as last modified (for query_qp), under @state_lock
  * @mtu:	path MTU in bytes
- * @av:		RC/UC destination, from the last modify with IB_QP_AV
+ * @av:		RC/UC destination, from the last modify with IB_QP_AV; written
+ *		under both @engine and @state_lock, so either one suffices
+ *		to read it (the engines use @engine)
  * @sq, @rq:	rings (no @rq with an SRQ)
  * @sq_shadow:	the kernel's copy of every SQ slot (@sq.slot_size each)
  * @swqe:	per SQ slot progress
@@ -214,6 +216,8 @@ struct sib_route {
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
  * @sq_lock, @rq_lock: serialise kernel consumers posting to the rings
  * @route:	transmit route cache, under @engine
+ * @kpoll_prod:	SQ producer index last seen by the doorbell suppression
+ *		(sib_kpoll_set()), under @engine
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -247,6 +251,7 @@ struct sib_qp {
 	struct sib_comp comp;
 	struct sib_resp resp;
 	struct sib_route route;
+	u32 kpoll_prod;
 };
 
 enum {
@@ -351,6 +356,7 @@ static inline void *sib_pkt_eth(struct sk_buff *skb, u32 which)
 	return skb->data + sib_eth_offset(sib_pkt(skb)->opcode, which);
 }
 
+/* The payload of a linear packet (one from the wire, or a copy). */
 static inline void *sib_pkt_payload(struct sk_buff *skb)
 {
 	return skb->data + sib_pkt(skb)->hdr_len;
@@ -448,6 +454,12 @@ void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 #define SIB_ICRC_LEN	4
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req);
+struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
+				     u32 paylen, u32 psn, bool ack_req,
+				     struct sib_swqe *s, int *err);
+struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
+				 u32 psn, bool ack_req, struct sib_mr *mr,
+				 u64 iova);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);

@@ -232,21 +232,19 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 	 * unacknowledged PSNs keeps moving.
 	 */
 	ack = rc && (last || !(++qp->req.noack % SIB_ACK_EVERY));
-	skb = sib_pkt_alloc(qp, op, seg, qp->req.psn, ack);
-	if (!skb)
-		return -ENOMEM;
+	skb = sib_pkt_alloc_gather(qp, op, seg, qp->req.psn, ack, s, &ret);
+	if (!skb) {
+		if (ret == -ENOMEM)
+			return ret;
+		sib_swqe_fail(qp, s, sib_copy_status(ret));
+		return 0;
+	}
 	if (ack)
 		qp->req.noack = 0;
 	sib_fill_exts(skb, w, s->len);
 	if (last && (w->send_flags & IB_SEND_SOLICITED)) {
 		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
 		sib_pkt(skb)->se = true;
-	}
-	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), seg);
-	if (ret) {
-		kfree_skb(skb);
-		sib_swqe_fail(qp, s, sib_copy_status(ret));
-		return 0;
 	}
 	if (first)
 		s->first_psn = qp->req.psn;

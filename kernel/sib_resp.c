@@ -165,9 +165,9 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 	ret = sib_resp_get_rwqe(qp, pkt->psn);
 	if (ret)
 		return ret;
-	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rw->sge,
-			   rw->num_sge, &qp->resp.pos, sib_pkt_payload(skb),
-			   pkt->paylen, SIB_TO_MEM);
+	ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rw->sge,
+			       rw->num_sge, &qp->resp.pos, skb, pkt->hdr_len,
+			       pkt->paylen, SIB_TO_MEM);
 	if (ret) {
 		sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
 				       IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
@@ -235,7 +235,7 @@ static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
 			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	sib_mr_copy(mr, mr_va, sib_pkt_payload(skb), len, SIB_TO_MEM);
+	sib_mr_copy_skb(mr, mr_va, skb, sib_pkt(skb)->hdr_len, len, SIB_TO_MEM);
 	sib_mr_put(mr);
 	qp->resp.va += len;
 	qp->resp.resid -= len;
@@ -302,15 +302,12 @@ static void sib_resp_read_reply(struct sib_qp *qp, struct sib_resp_res *res,
 			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
 			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 
-		skb = sib_pkt_alloc(qp, op, seg, psn, false);
+		skb = sib_pkt_alloc_mr(qp, op, seg, psn, false, mr, mr_va + off);
 		if (!skb)
 			return;	/* the requester retries the READ */
 		if (sib_pkt(skb)->flags & SIB_OP_AETH)
 			((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
 				sib_aeth_val(qp, sib_ack_syndrome(qp));
-		if (seg)
-			sib_mr_copy(mr, mr_va + off, sib_pkt_payload(skb), seg,
-				    SIB_FROM_MEM);
 		sib_pkt_send(qp, skb);
 		off += seg;
 		psn = sib_psn_add(psn, 1);

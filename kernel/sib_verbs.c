@@ -188,7 +188,7 @@ static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 {
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
-		.caps = SIB_UCTX_CAP_NONE,
+		.caps = SIB_UCTX_CAP_SQ_KPOLL,
 	};
 
 	if (!udata->outlen)
@@ -331,6 +331,8 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_HDR_ERRORS].name = "hdr_errors",
 	[SIB_CNT_UNKNOWN_QPN].name = "unknown_qpn",
 	[SIB_CNT_RX_QUEUE_FULL].name = "rx_queue_full",
+	[SIB_CNT_ONECOPY_PKTS].name = "onecopy_pkts",
+	[SIB_CNT_DOORBELLS].name = "doorbells",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

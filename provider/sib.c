@@ -258,6 +258,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 
 	ctx->caps = uresp->caps;
 	ctx->max_inline = uresp->max_inline;
+	/* For measurements and tests: ring every doorbell. */
+	if (getenv("SIB_DOORBELL_ALWAYS"))
+		ctx->caps &= ~SIB_UCTX_CAP_SQ_KPOLL;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #define SIB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sib_driver.h"
@@ -154,6 +155,7 @@ struct sib_qp {
 	struct sib_wq rq;		/* rq.ring.buf NULL: SRQ or no RQ */
 	uint32_t sq_opcodes;		/* bit (1 << ibv_wr_opcode) if allowed */
 	uint32_t sig_all;		/* IBV_SEND_SIGNALED if sq_sig_all */
+	bool sq_kpoll;			/* the kernel publishes SQ kpoll */
 	struct sib_doorbell sq_db;	/* prebuilt; response set per call */
 	struct sib_doorbell rq_db;
 	/* ibv_qp_ex builder state, valid between wr_start and complete. */

@@ -7,7 +7,9 @@
  * under the queue's lock and then release-stores prod once for the whole
  * batch. The kernel needs a nudge to look at a send queue: after every
  * successful send post we write() a legacy POST_SEND command without work
- * requests (the doorbell). Receives need no system call, except when the
+ * requests (the doorbell), unless the kernel says that it is running the
+ * QP's engines and will look at the ring again before it stops (kpoll in
+ * the ring header, SIB_UCTX_CAP_SQ_KPOLL). Receives need no system call, except when the
  * QP is in the error state: then a POST_RECV doorbell asks the kernel to
  * flush the new WQEs.
  */
@@ -123,6 +125,21 @@ static int sib_ring_doorbell(struct sib_qp *qp, const struct sib_doorbell *db)
 	if (ret == (ssize_t)sizeof(cmd))
 		return 0;
 	return ret < 0 ? errno : EIO;
+}
+
+/*
+ * Called after prod was stored. Doorbell suppression (rdma_user_sib.h):
+ * store prod, full barrier, load kpoll; the kernel stores kpoll = 0, full
+ * barrier, loads prod. One of the two sees the other's store, so a WQE
+ * is never left in the ring with nobody to look at it.
+ */
+static bool sib_sq_need_doorbell(struct sib_qp *qp)
+{
+	if (!qp->sq_kpoll)
+		return true;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&sib_ring_hdr(&qp->sq.ring)->kpoll,
+				__ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------
@@ -374,7 +391,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 
-	if (prod == start)
+	if (prod == start || !sib_sq_need_doorbell(qp))
 		return ret;
 
 	db_ret = sib_ring_doorbell(qp, &qp->sq_db);
@@ -706,7 +723,7 @@ static int sib_wr_complete(struct ibv_qp_ex *ibqp)
 	qp->wr_wqe = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 
-	if (posted)
+	if (posted && sib_sq_need_doorbell(qp))
 		ret = sib_ring_doorbell(qp, &qp->sq_db);
 	return ret;
 }
@@ -838,6 +855,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 
 	qp->sq_opcodes = opcodes;
 	qp->sig_all = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
+	qp->sq_kpoll = to_sctx(ibctx)->caps & SIB_UCTX_CAP_SQ_KPOLL;
 	sib_doorbell_init(&qp->sq_db, IB_USER_VERBS_CMD_POST_SEND,
 			  qp->vqp.qp.handle, sizeof(struct ib_uverbs_send_wr));
 	sib_doorbell_init(&qp->rq_db, IB_USER_VERBS_CMD_POST_RECV,

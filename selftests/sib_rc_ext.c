@@ -1003,4 +1003,156 @@ TEST_F_TIMEOUT(ext, stress_4_pairs, 240)
 	free(adds);
 }
 
+/* ---- the one-copy local path ------------------------------------------------ */
+
+/*
+ * A port counter of sib0 (hw_counters in sysfs), or -1. ib_core serves
+ * reads within 10 ms of the last one from a cache: wait that out first.
+ */
+static long long sib0_counter(const char *name)
+{
+	char path[160], buf[64];
+
+	usleep(30000);
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/sib0/ports/1/hw_counters/%s", name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * Packets between QPs of one device refer to the sender's pinned pages
+ * instead of carrying a copy (onecopy_pkts counts them); the receiver
+ * copies straight into the target. WRITE, SEND and READ over unaligned
+ * offsets and SGEs that cross pages deliver every byte; a packet that
+ * would need more page fragments than an skb has, and inline data, take
+ * the copying path, and deliver the same bytes.
+ */
+TEST_F(ext, onecopy_paths)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct ibv_sge sg[24], rg[2];
+	long long c0;
+	int i;
+
+	pair_default_opts(&o);
+	o.max_sge = 24;
+	o.mtu = IBV_MTU_4096;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	fill_pattern(self->l.p, BUFSZ, 21);
+
+	/* WRITE: 100000 bytes, odd offsets on both sides. */
+	memset(self->r.p, 0, BUFSZ);
+	c0 = sib0_counter("onecopy_pkts");
+	ASSERT_LE(0, c0);
+	sg[0] = mk_sge(&self->l, 123, 100000);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 777),
+			     self->r.mr->rkey));
+	expect_wc("write", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + 777, self->l.p + 123, 100000, "write");
+	EXPECT_EQ(-1, first_not(self->r.p, 777, 0));
+	EXPECT_EQ(-1, first_not(self->r.p + 777 + 100000, 4096, 0));
+	EXPECT_LE(c0 + 25, sib0_counter("onecopy_pkts"));
+
+	/* SEND: three SGEs crossing pages into a receive of two SGEs. */
+	memset(self->r.p, 0, BUFSZ);
+	sg[0] = mk_sge(&self->l, 4000, 5000);
+	sg[1] = mk_sge(&self->l, 20001, 3);
+	sg[2] = mk_sge(&self->l, 40000, 9000);
+	rg[0] = mk_sge(&self->r, 8190, 7000);
+	rg[1] = mk_sge(&self->r, 60001, 10000);
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 2, rg, 2));
+	c0 = sib0_counter("onecopy_pkts");
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 3, sg, 3, IBV_SEND_SIGNALED,
+			     0, 0));
+	expect_wc("send", p.scq[0], 3, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 14003, NULL);
+	EXPECT_SAME(self->r.p + 8190, self->l.p + 4000, 5000, "send sge 0");
+	EXPECT_SAME(self->r.p + 8190 + 5000, self->l.p + 20001, 3, "send sge 1");
+	EXPECT_SAME(self->r.p + 8190 + 5003, self->l.p + 40000, 1997,
+		    "send sge 2a");
+	EXPECT_SAME(self->r.p + 60001, self->l.p + 41997, 7003, "send sge 2b");
+	EXPECT_LE(c0 + 4, sib0_counter("onecopy_pkts"));
+
+	/* READ: the responses refer to the responder's pages. */
+	memset(self->r.p, 0, BUFSZ);
+	c0 = sib0_counter("onecopy_pkts");
+	sg[0] = mk_sge(&self->r, 5, 50000);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 4, sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->l, 4097),
+			     self->l.mr->rkey));
+	expect_wc("read", p.scq[0], 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + 5, self->l.p + 4097, 50000, "read");
+	EXPECT_LE(c0 + 13, sib0_counter("onecopy_pkts"));
+
+	/* 24 scattered SGEs in one packet: more fragments than an skb has. */
+	memset(self->r.p, 0, BUFSZ);
+	for (i = 0; i < 24; i++)
+		sg[i] = mk_sge(&self->l, 4096 * (i + 1) + 3 * i, 100);
+	c0 = sib0_counter("onecopy_pkts");
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 5, sg, 24,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("24 sges", p.scq[0], 5, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	for (i = 0; i < 24; i++)
+		EXPECT_SAME(self->r.p + 100 * i,
+			    self->l.p + 4096 * (i + 1) + 3 * i, 100, "sge");
+	EXPECT_EQ(c0, sib0_counter("onecopy_pkts"));
+
+	/* Inline data is copied into the WQE, and from there. */
+	memset(self->r.p, 0, BUFSZ);
+	sg[0] = mk_sge(&self->l, 11, 200);
+	c0 = sib0_counter("onecopy_pkts");
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 6, sg, 1,
+			     IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+			     buf_addr(&self->r, 3), self->r.mr->rkey));
+	expect_wc("inline", p.scq[0], 6, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + 3, self->l.p + 11, 200, "inline");
+	EXPECT_EQ(c0, sib0_counter("onecopy_pkts"));
+	pair_destroy(&p);
+}
+
+/*
+ * After a WRITE whose packets referred to the source MR's pages, that MR
+ * deregisters at once (its packets, and their page references, are
+ * gone), and the QP goes on with another MR.
+ */
+TEST_F(ext, onecopy_dereg_after)
+{
+	struct buf src;
+	struct pair p;
+	struct ibv_sge sg;
+
+	ASSERT_EQ(0, buf_new(&src, self->pd, 64 * 1024, ACC_ALL));
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	fill_pattern(src.p, 64 * 1024, 3);
+	sg = mk_sge(&src, 1, 60000);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("write", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p, src.p + 1, 60000, "write");
+	buf_free(&src);
+	sg = mk_sge(&self->l, 0, 60000);
+	fill_pattern(self->l.p, 60000, 4);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 2, &sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("write 2", p.scq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 60000, "write 2");
+	pair_destroy(&p);
+}
+
 SIB_HARNESS_MAIN

@@ -606,4 +606,195 @@ TEST_F_TIMEOUT(ring, concurrent_scribbling, 60)
 	device_healthy(_metadata, self);
 }
 
+/* ---- doorbell suppression (SIB_UCTX_CAP_SQ_KPOLL) ------------------------ */
+
+/*
+ * A port counter of sib0 (hw_counters in sysfs), or -1. ib_core serves
+ * reads within 10 ms of the last one from a cache: wait that out first.
+ */
+static long long sib0_counter(const char *name)
+{
+	char path[160], buf[64];
+
+	usleep(30000);
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/sib0/ports/1/hw_counters/%s", name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * kpoll is 0 while the engines are idle, and the provider honours it: a
+ * WRITE posted while kpoll reads 1 gets no doorbell (the process lied, so
+ * nothing looks at the ring and only this process' QP waits); the next
+ * post with kpoll 0 rings, and the kernel then executes both, in order.
+ */
+TEST_F(ring, kpoll_honoured)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	struct ibv_sge s0 = mk_sge(&self->l, 0, 3000);
+	struct ibv_sge s1 = mk_sge(&self->l, 3000, 5000);
+	long long db;
+
+	fill_pattern(self->l.p, 8000, 5);
+	memset(self->r.p, 0, 8000);
+	ASSERT_EQ(0u, __atomic_load_n(&h->kpoll, __ATOMIC_ACQUIRE));
+	db = sib0_counter("doorbells");
+	ASSERT_LE(0, db);
+
+	__atomic_store_n(&h->kpoll, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 1, &s0, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	EXPECT_TRUE(cq_quiet(self->h.p.scq[0], 300));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+	EXPECT_EQ(-1, first_not(self->r.p, 8000, 0));
+
+	__atomic_store_n(&h->kpoll, 0, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 2, &s1, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 3000),
+			     self->r.mr->rkey));
+	expect_wc("first", self->h.p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->h.p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("second", self->h.p.scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, self->h.p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_EQ(db + 1, sib0_counter("doorbells"));
+	EXPECT_SAME(self->r.p, self->l.p, 8000, "both writes");
+	EXPECT_EQ(0u, __atomic_load_n(&h->kpoll, __ATOMIC_ACQUIRE));
+}
+
+struct kp_poster {
+	pthread_t t;
+	struct ibv_qp *qp;
+	struct buf *l, *r;
+	int *inflight;		/* posted and not yet polled, all threads */
+	int id, n, posted;
+};
+
+#define KP_THREADS	4
+#define KP_POSTS	1000
+#define KP_LEN		64
+#define KP_INFLIGHT	48	/* the fixture's CQs hold 64 */
+
+/*
+ * Each thread posts KP_POSTS small WRITEs, each to its own place, so
+ * that the data proves every one executed exactly where it should.
+ */
+static void *kp_post_thread(void *arg)
+{
+	struct kp_poster *k = arg;
+
+	while (k->posted < k->n) {
+		uint32_t off = (k->id * KP_POSTS + k->posted) * KP_LEN;
+		struct ibv_sge s = mk_sge(k->l, off, KP_LEN);
+
+		/* Never more completions than the CQ holds. */
+		if (__atomic_add_fetch(k->inflight, 1, __ATOMIC_SEQ_CST) >
+		    KP_INFLIGHT) {
+			__atomic_sub_fetch(k->inflight, 1, __ATOMIC_SEQ_CST);
+			sched_yield();
+			continue;
+		}
+		if (post_op(k->qp, IBV_WR_RDMA_WRITE, off, &s, 1,
+			    IBV_SEND_SIGNALED, buf_addr(k->r, off),
+			    k->r->mr->rkey)) {
+			__atomic_sub_fetch(k->inflight, 1, __ATOMIC_SEQ_CST);
+			sched_yield();	/* SQ full: wait for completions */
+		} else {
+			k->posted++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The race the suppression must win: several threads post to one QP
+ * while the engines run in one thread's doorbell and go idle, again and
+ * again. Posters skip the doorbell whenever they see kpoll set; the
+ * kernel clears it, and looks at the producer index once more, before it
+ * stops. No WQE may be stranded: every one completes, and the target
+ * memory holds every thread's data.
+ */
+TEST_F_TIMEOUT(ring, kpoll_race, 120)
+{
+	size_t len = (size_t)KP_THREADS * KP_POSTS * KP_LEN;
+	struct kp_poster k[KP_THREADS];
+	long long db0 = sib0_counter("doorbells");
+	int want = KP_THREADS * KP_POSTS, got = 0, errors = 0, inflight = 0;
+	struct ibv_wc wc[32];
+	long idle = now_ms();
+
+	struct pair p;
+
+	ASSERT_LE(len, BUFSZ);
+	/* Not the hostile pair: ACK timeouts must not end the race early. */
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	fill_pattern(self->l.p, len, 11);
+	memset(self->r.p, 0, len);
+	for (int i = 0; i < KP_THREADS; i++) {
+		k[i] = (struct kp_poster){ .qp = p.qp[0],
+					   .l = &self->l, .r = &self->r,
+					   .inflight = &inflight,
+					   .id = i, .n = KP_POSTS };
+		ASSERT_EQ(0, pthread_create(&k[i].t, NULL, kp_post_thread,
+					    &k[i]));
+	}
+	/* A stranded WQE shows as WAIT_MS without any completion. */
+	while (got < want && now_ms() - idle < WAIT_MS) {
+		int n = ibv_poll_cq(p.scq[0], 32, wc);
+
+		for (int i = 0; i < n; i++)
+			errors += wc[i].status != IBV_WC_SUCCESS;
+		if (n > 0) {
+			got += n;
+			__atomic_sub_fetch(&inflight, n, __ATOMIC_SEQ_CST);
+			idle = now_ms();
+		}
+	}
+	for (int i = 0; i < KP_THREADS; i++)
+		pthread_join(k[i].t, NULL);
+	TH_LOG("%d WRITEs by %d threads, %lld doorbells", want, KP_THREADS,
+	       sib0_counter("doorbells") - db0);
+	EXPECT_EQ(want, got);
+	EXPECT_EQ(0, errors);
+	EXPECT_SAME(self->r.p, self->l.p, len, "every thread's data");
+	EXPECT_LE(sib0_counter("doorbells") - db0, want);
+	pair_destroy(&p);
+}
+
+/*
+ * The same without the provider's help: the test sets kpoll to 1 by
+ * itself after every post (a process may write anything there) while
+ * another thread rings doorbells now and then. The kernel overwrites
+ * kpoll when it runs, and nothing in the kernel trusts it.
+ */
+TEST_F_TIMEOUT(ring, kpoll_scribbled, 60)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	struct ibv_sge s = mk_sge(&self->l, 0, 1000);
+	int posted = 0, got = 0;
+	struct ibv_wc wc[16];
+	long end = now_ms() + 1000;
+
+	while (now_ms() < end) {
+		if (posted - got < KP_INFLIGHT &&
+		    !post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, posted, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey))
+			posted++;
+		__atomic_store_n(&h->kpoll, posted & 1 ? 1u : 0xffffffffu,
+				 __ATOMIC_SEQ_CST);
+		if (!(posted % 7))
+			doorbell(self->h.p.qp[0], false);
+		got += poll_n(self->h.p.scq[0], wc, 1, 0) > 0;
+	}
+	__atomic_store_n(&h->kpoll, 0, __ATOMIC_SEQ_CST);
+	doorbell(self->h.p.qp[0], false);
+	got += poll_n(self->h.p.scq[0], wc, posted - got, WAIT_MS);
+	EXPECT_EQ(posted, got);
+	device_healthy(_metadata, self);
+}
+
 SIB_HARNESS_MAIN

@@ -38,6 +38,12 @@
  */
 enum sib_ucontext_caps {
 	SIB_UCTX_CAP_NONE = 0,
+	/*
+	 * The kernel maintains sib_ring_hdr.kpoll of send queues (see
+	 * "Doorbell suppression" below). A provider must not skip a doorbell
+	 * unless the kernel sets this bit; a kernel without it leaves kpoll 0.
+	 */
+	SIB_UCTX_CAP_SQ_KPOLL = 1 << 0,
 };
 
 struct sib_alloc_ucontext_resp {
@@ -84,6 +90,14 @@ struct sib_alloc_pd_resp {
  * process wrote that would make prod - cons exceed nslots is a
  * corrupted ring: the QP (or CQ) goes to the error state.
  *
+ * Doorbell suppression (SQ, with SIB_UCTX_CAP_SQ_KPOLL): the kernel sets
+ * kpoll to 1 while it runs the QP's engines, and before it stops it
+ * stores 0, issues a full barrier and reads prod once more, running again
+ * if prod moved. A producer that stored prod, issued a full barrier and
+ * then read kpoll as 1 may therefore skip the doorbell: either the kernel
+ * sees the new prod, or it had not cleared kpoll yet. Any other value
+ * means "ring the doorbell". A process that never skips loses nothing.
+ *
  * When the kernel advances the consumer index of an SQ or RQ: a send WQE
  * stays in the ring, counting against the SQ's capacity, until its
  * completion has been generated (or it would have been, for an
@@ -98,7 +112,8 @@ struct sib_ring_hdr {
 	__u32 cons;		/* written only by the consumer */
 	__u32 pad1[15];
 	__u32 flags;		/* enum sib_ring_flags; written by the kernel */
-	__u32 pad2[31];
+	__u32 kpoll;		/* SQ: doorbell suppression; by the kernel */
+	__u32 pad2[30];
 };
 
 enum sib_ring_flags {

@@ -36,47 +36,43 @@
 /* BTH TVer: transport header version 0 is the only one. */
 #define SIB_BTH_TVER_MASK	0x0f
 
-/* QPs one transmission may wake in its own context (see sib_rx_defer). */
-#define SIB_DEFER_MAX		16
-
-/**
- * struct sib_rx_defer - QPs woken by packets received during a transmission
- * @n:	entries used
- * @qp:	the QPs, each with a reference
- *
+/*
  * On veth, and between sib devices of one namespace, a packet that an
  * engine transmits is received in the softirq that runs inside the
  * transmitting call (when dev_queue_xmit() enables BHs again). The engines
  * never run in softirq, so a received packet would wake a worker, and a
  * busy-polling process would keep that worker off the CPU for up to a
- * scheduler tick. Instead, while an engine transmits, its CPU points at
- * one of these (on the engine's stack, preemption off): the receive path
- * parks the QPs there, and the transmitting engine kicks them in its own
- * (process) context when the call returns, like the local path does.
+ * scheduler tick. Instead, while an engine transmits, its CPU points at a
+ * struct sib_rx_defer (on the engine's stack, preemption off): the receive
+ * path parks the QPs there, and the transmitting engine kicks them in its
+ * own (process) context when the call returns, like the local path does.
  * Anything received outside such a window goes to the work queue.
  */
-struct sib_rx_defer {
-	unsigned int n;
-	struct sib_qp *qp[SIB_DEFER_MAX];
-};
 
 static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
 
-/* Receive path (softirq): run @qp's engines soon; consumes the reference. */
-static void sib_rx_wake(struct sib_qp *qp)
+/*
+ * Park @qp (and the reference the caller holds) on @d, unless @d is full;
+ * a QP parked already keeps one entry. Returns whether it was parked.
+ */
+static bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
 {
-	struct sib_rx_defer *d = this_cpu_read(sib_rx_defer);
+	unsigned int i;
 
-	if (d && d->n < SIB_DEFER_MAX) {
-		d->qp[d->n++] = qp;
-		return;
+	for (i = 0; i < d->n; i++) {
+		if (d->qp[i] == qp) {
+			sib_qp_put(qp);
+			return true;
+		}
 	}
-	sib_qp_sched(qp);
-	sib_qp_put(qp);
+	if (d->n >= SIB_DEFER_MAX)
+		return false;
+	d->qp[d->n++] = qp;
+	return true;
 }
 
-/* Transmit path (process context): kick what the transmission woke. */
-static void sib_rx_defer_run(struct sib_rx_defer *d)
+/* Process context: kick the parked QPs and drop their references. */
+void sib_defer_run(struct sib_rx_defer *d)
 {
 	unsigned int i;
 
@@ -84,6 +80,18 @@ static void sib_rx_defer_run(struct sib_rx_defer *d)
 		sib_qp_kick(d->qp[i]);
 		sib_qp_put(d->qp[i]);
 	}
+	d->n = 0;
+}
+
+/* Receive path (softirq): run @qp's engines soon; consumes the reference. */
+static void sib_rx_wake(struct sib_qp *qp)
+{
+	struct sib_rx_defer *d = this_cpu_read(sib_rx_defer);
+
+	if (d && sib_defer_add(d, qp))
+		return;
+	sib_qp_sched(qp);
+	sib_qp_put(qp);
 }
 
 static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
@@ -202,9 +210,13 @@ int sib_pkt_parse(struct sk_buff *skb)
 
 /*
  * Hand a packet to its destination QP on this device. The packet was built
- * by sib itself, so its sib_pkt is already filled in.
+ * by sib itself, so its sib_pkt is already filled in. With @defer (the
+ * sending engine's pass is running, see sib_qp_pass()), the destination is
+ * kicked once when that pass ends, not once per packet: a message of many
+ * packets reaches the responder as one batch.
  */
-static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb)
+static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
+			     struct sib_rx_defer *defer)
 {
 	struct sib_qp *dst;
 
@@ -225,6 +237,8 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb)
 	}
 	sib_count(sdev, SIB_CNT_RCVD_PKTS);
 	skb_queue_tail(&dst->rxq, skb);
+	if (defer && sib_defer_add(defer, dst))
+		return;
 	sib_qp_kick(dst);
 	sib_qp_put(dst);
 }
@@ -232,31 +246,39 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb)
 static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* Where the fault layer sends packets it held back (any context). */
-void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb)
+static void sib_deliver(struct sib_dev *sdev, struct sk_buff *skb,
+			struct sib_rx_defer *defer)
 {
 	if (sib_pkt(skb)->local)
-		sib_accept_local(sdev, skb);
+		sib_accept_local(sdev, skb, defer);
 	else
 		sib_accept_wire(sdev, skb);
 }
 
+void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb)
+{
+	sib_deliver(sdev, skb, NULL);
+}
+
 /* Let the fault layer act on a received (or locally sent) packet. */
-static void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir)
+static void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
+			 struct sib_rx_defer *defer)
 {
 	struct sk_buff *extra;
 
 	skb = sib_fault_apply(&sdev->fault, dir, skb, &extra, true);
 	if (skb)
-		sib_fault_deliver(sdev, skb);
+		sib_deliver(sdev, skb, defer);
 	if (extra)
-		sib_fault_deliver(sdev, extra);
+		sib_deliver(sdev, extra, defer);
 }
 
 /* The local path is both the sending and the receiving side. */
-static void sib_deliver_local(struct sib_dev *sdev, struct sk_buff *skb)
+static void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb)
 {
 	sib_pkt(skb)->local = true;
-	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX);
+	sib_rx_fault(qp->sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX,
+		     qp->kick_defer);
 }
 
 /* ---- payload: one copy on the local path ------------------------------ */
@@ -589,7 +611,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	this_cpu_write(sib_rx_defer, prev);
 	preempt_enable();
 	rcu_read_unlock();
-	sib_rx_defer_run(&defer);
+	sib_defer_run(&defer);
 	return net_xmit_eval(ret);
 }
 
@@ -612,7 +634,7 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 	lockdep_assert_held(&qp->engine);
 	sib_count(sdev, SIB_CNT_SENT_PKTS);
 	if (sib_route_local(qp, av)) {
-		sib_deliver_local(sdev, skb);
+		sib_deliver_local(qp, skb);
 		return;
 	}
 	/* On the wire, transmit faults cannot hold packets back. */
@@ -740,7 +762,7 @@ void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
-	sib_rx_fault(sdev, skb, SIB_FAULT_RX);
+	sib_rx_fault(sdev, skb, SIB_FAULT_RX, NULL);
 }
 
 /* A packet whose framing, ICRC and headers are good: to its QP. */

@@ -188,6 +188,25 @@ struct sib_route {
 	u32 cookie;
 };
 
+/* QPs to kick later, in process context (sib_net.c). */
+#define SIB_DEFER_MAX		16
+
+/**
+ * struct sib_rx_defer - QPs to kick when a transmission or a pass ends
+ * @n:	entries used
+ * @qp:	the QPs, each with a reference
+ *
+ * Lives on the stack of whoever will run sib_defer_run(): an engine pass
+ * (local packets it sent, see sib_qp_pass()) or a wire transmission
+ * (packets received in the softirq that runs inside it, see sib_xmit()).
+ */
+struct sib_rx_defer {
+	unsigned int n;
+	struct sib_qp *qp[SIB_DEFER_MAX];
+};
+
+void sib_defer_run(struct sib_rx_defer *d);
+
 /**
  * struct sib_qp - queue pair
  * @ib_qp:	ib_core object; must stay first
@@ -218,6 +237,10 @@ struct sib_route {
  * @route:	transmit route cache, under @engine
  * @kpoll_prod:	SQ producer index last seen by the doorbell suppression
  *		(sib_kpoll_set()), under @engine
+ * @kick_defer:	while a pass runs, where the local path parks the QPs
+ *		that it delivered packets to; under @engine
+ * @runner:	the task running the engines (sib_qp_run() to
+ *		sib_qp_unlock()), or NULL; written under @engine
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -252,6 +275,8 @@ struct sib_qp {
 	struct sib_resp resp;
 	struct sib_route route;
 	u32 kpoll_prod;
+	struct sib_rx_defer *kick_defer;
+	struct task_struct *runner;
 };
 
 enum {

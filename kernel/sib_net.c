@@ -48,7 +48,6 @@
  * own (process) context when the call returns, like the local path does.
  * Anything received outside such a window goes to the work queue.
  */
-
 static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
 
 /*

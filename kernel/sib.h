@@ -87,6 +87,7 @@ enum sib_counter {
 	SIB_CNT_HDR_ERRORS,	/* bad IP/UDP/transport header or length */
 	SIB_CNT_UNKNOWN_QPN,	/* no such QP, or not connected to the sender */
 	SIB_CNT_RX_QUEUE_FULL,	/* the QP's input queue was full */
+	SIB_CNT_NAK_IN_RETRY,	/* a NAK or implied NAK during a go-back-N */
 	SIB_NUM_CNT
 };
 

@@ -331,6 +331,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_HDR_ERRORS].name = "hdr_errors",
 	[SIB_CNT_UNKNOWN_QPN].name = "unknown_qpn",
 	[SIB_CNT_RX_QUEUE_FULL].name = "rx_queue_full",
+	[SIB_CNT_NAK_IN_RETRY].name = "naks_during_retry",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

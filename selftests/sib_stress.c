@@ -1206,7 +1206,9 @@ FIXTURE_TEARDOWN(teardown)
 
 TEST_F_TIMEOUT(teardown, teardown_under_load, 120)
 {
-	struct faults some = { .drop = 20000, .reorder = 20000, .dir = 3, .seed = 9 };
+	/* All fault kinds at once: timers and retries pending at each kill. */
+	struct faults some = { .drop = 20000, .dup = 10000, .reorder = 20000,
+			       .corrupt = 5000, .dir = 3, .seed = 9 };
 	char objs[256];
 	int started = 0, iters = 100;
 	long t0 = now_ms();

@@ -89,6 +89,7 @@ enum sib_counter {
 	SIB_CNT_RX_QUEUE_FULL,	/* the QP's input queue was full */
 	SIB_CNT_ONECOPY_PKTS,	/* local packets whose payload was not copied */
 	SIB_CNT_DOORBELLS,	/* send doorbells (system calls) of user QPs */
+	SIB_CNT_NAK_IN_RETRY,	/* a NAK or implied NAK during a go-back-N */
 	SIB_NUM_CNT
 };
 

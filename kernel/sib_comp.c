@@ -125,8 +125,9 @@ void sib_comp_run(struct sib_qp *qp)
 }
 
 /*
- * The oldest WQE that still waits for the peer, or NULL: one fully sent,
- * or the one being sent if some of its packets are out.
+ * The oldest WQE that still waits for the peer, or NULL: one fully sent
+ * (also if it is being sent again after a rewind), or the one being sent
+ * if some of its packets are out.
  */
 static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
 {
@@ -137,11 +138,28 @@ static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
 
 		if (s->state == SIB_SWQE_DONE)
 			continue;
-		if (s->state == SIB_SWQE_SENT || s->sent)
+		if (s->state == SIB_SWQE_SENT || s->sent || s->all_sent)
 			return s;
 		return NULL;
 	}
 	return NULL;
+}
+
+/*
+ * Forward progress (IBA 9.7.6.1.3): the retry counters start over, the
+ * local ACK timer starts again (an expiry the engine has not handled yet
+ * no longer counts), and a NAK or implied NAK may start a new go-back-N
+ * (see sib_comp_retry()).
+ */
+static void sib_comp_progress(struct sib_qp *qp)
+{
+	qp->comp.retry = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->comp.retrying = false;
+	qp->req.probe = false;
+	sib_timer_restart(qp);
+	/* An expiry not yet handled is void: the timer starts over. */
+	clear_bit(SIB_QP_RETRANS_FIRED, &qp->events);
 }
 
 /*
@@ -155,7 +173,7 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 	struct sib_swqe *s;
 
 	while ((s = sib_comp_oldest(qp))) {
-		if (s->state != SIB_SWQE_SENT || sib_op_is_rd_atomic(s->wr->opcode) ||
+		if (!s->all_sent || sib_op_is_rd_atomic(s->wr->opcode) ||
 		    sib_psn_cmp(s->last_psn, psn) > 0)
 			break;
 		s->state = SIB_SWQE_DONE;
@@ -166,7 +184,7 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 	 * An ACK past one whose response is missing means the response was
 	 * lost (IBA 9.7.5.1.5, implied NAK): stop there and tell the caller.
 	 */
-	if (s && s->state == SIB_SWQE_SENT && sib_op_is_rd_atomic(s->wr->opcode)) {
+	if (s && sib_op_is_rd_atomic(s->wr->opcode)) {
 		u32 limit = s->rcvd ? qp->comp.psn : s->first_psn;
 
 		if (sib_psn_cmp(next, limit) > 0) {
@@ -178,11 +196,11 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 		qp->comp.psn = next;
 		progress = true;
 	}
-	if (progress) {
-		qp->comp.retry = qp->attr.retry_cnt;
-		qp->comp.rnr_retry = qp->attr.rnr_retry;
-		sib_timer_restart(qp);
-	}
+	/* Past where the requester resends from since a rewind: skip ahead. */
+	if (sib_psn_cmp(qp->comp.psn, qp->req.psn) > 0)
+		sib_req_forward(qp, qp->comp.psn);
+	if (progress)
+		sib_comp_progress(qp);
 	return implied;
 }
 
@@ -215,19 +233,44 @@ static void sib_comp_rnr(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 		  jiffies + usecs_to_jiffies(sib_rnr_usec[timer & 31]) + 1);
 }
 
-static void sib_comp_retry(struct sib_qp *qp, u32 psn)
+/*
+ * Go back to @psn and send again (go-back-N), counting one transport retry.
+ * @timeout: the local ACK timer fired; otherwise a sequence error NAK or
+ * an implied NAK (an ACK past a READ or atomic still waiting) asks for it.
+ *
+ * Once a go-back-N has started, NAKs and implied NAKs do not start
+ * another until there is progress: they are answers to packets sent before
+ * the retry (a duplicate SEND or WRITE is acknowledged with the newest PSN,
+ * which looks like an implied NAK until the retried READ's responses
+ * arrive), and each would otherwise resend the whole window and use up a
+ * retry, until the QP fails with RETRY_EXC_ERR under mere reordering. Only
+ * the timer retries again without progress.
+ */
+static void sib_comp_retry(struct sib_qp *qp, u32 psn, bool timeout)
 {
 	struct sib_swqe *s = sib_comp_oldest(qp);
 
 	if (!s)
 		return;
+	if (qp->comp.retrying && !timeout) {
+		sib_count(qp->sdev, SIB_CNT_NAK_IN_RETRY);
+		return;
+	}
 	if (!qp->comp.retry) {
 		sib_comp_fail(qp, s, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->comp.retry--;
+	qp->comp.retrying = true;
 	sib_count(qp->sdev, SIB_CNT_RETRANS);
 	sib_req_rewind(qp, psn);
+	/*
+	 * A timeout says nothing came back: the peer may be slow or
+	 * congested, or the path lossy. Probe with the oldest WQE alone;
+	 * the rest of the window follows its answer (sib_comp_progress()).
+	 */
+	qp->req.probe = timeout;
+	qp->req.probe_idx = qp->req.idx;
 	sib_timer_restart(qp);
 }
 
@@ -244,7 +287,7 @@ static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 
 	if (code == SIB_NAK_PSN_SEQ_ERR) {
 		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
-		sib_comp_retry(qp, psn);
+		sib_comp_retry(qp, psn, false);
 		return;
 	}
 	/* The NAK names the failed request; everything before it arrived. */
@@ -282,7 +325,7 @@ static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 	case SIB_AETH_ACK:
 		sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
 		if (sib_comp_ack_upto(qp, psn))
-			sib_comp_retry(qp, qp->comp.psn);
+			sib_comp_retry(qp, qp->comp.psn, false);
 		break;
 	case SIB_AETH_RNR_NAK:
 		/* A stale (duplicated or late) NAK must not send us back. */
@@ -328,8 +371,7 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 	s->rcvd += len;
 	qp->comp.psn = sib_psn_add(pkt->psn, 1);
 	/* Every response is progress (IBA 9.7.6.1.3). */
-	qp->comp.retry = qp->attr.retry_cnt;
-	sib_timer_restart(qp);
+	sib_comp_progress(qp);
 	if (pkt->flags & SIB_OP_LAST) {
 		if (s->rcvd != s->len) {
 			sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
@@ -358,8 +400,7 @@ static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
 	s->state = SIB_SWQE_DONE;
 	qp->req.rd_atomic--;
 	qp->comp.psn = sib_psn_add(sib_pkt(skb)->psn, 1);
-	qp->comp.retry = qp->attr.retry_cnt;
-	sib_timer_restart(qp);
+	sib_comp_progress(qp);
 }
 
 /* The oldest READ or atomic waiting for its response, or NULL. */
@@ -414,7 +455,7 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 	    (state != IB_QPS_RTS && state != IB_QPS_SQD))
 		goto out;
 	/* A response must be for something sent (IBA 9.7.5.1.1). */
-	if (sib_psn_cmp(pkt->psn, qp->req.psn) >= 0 ||
+	if (sib_psn_cmp(pkt->psn, qp->req.psn_max) >= 0 ||
 	    sib_psn_cmp(pkt->psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) < 0)
 		goto out;
 	if (pkt->flags & SIB_OP_ACK)
@@ -434,7 +475,7 @@ void sib_comp_timers(struct sib_qp *qp)
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
 	    sib_comp_oldest(qp)) {
 		sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
-		sib_comp_retry(qp, qp->comp.psn);
+		sib_comp_retry(qp, qp->comp.psn, true);
 	}
 	sib_comp_run(qp);
 }

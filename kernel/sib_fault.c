@@ -64,6 +64,21 @@ static void sib_fault_release(struct timer_list *t)
 		f->deliver(f->sdev, skb);
 }
 
+/* Nothing came after a held packet in time: let it go on its own. */
+static void sib_fault_release_held(struct timer_list *t)
+{
+	struct sib_fault *f = from_timer(f, t, held_timer);
+	struct sk_buff *held;
+	unsigned long flags;
+
+	spin_lock_irqsave(&f->lock, flags);
+	held = f->held;
+	f->held = NULL;
+	spin_unlock_irqrestore(&f->lock, flags);
+	if (held)
+		f->deliver(f->sdev, held);
+}
+
 /**
  * sib_fault_apply - let the configured faults act on a packet
  * @f:		the device's fault state
@@ -125,6 +140,7 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		/* Hold this one back: it goes after the next packet. */
 		f->injected[SIB_FI_REORDER]++;
 		f->held = skb;
+		mod_timer(&f->held_timer, jiffies + 1);
 		out = *extra;
 		*extra = NULL;
 		goto out;
@@ -145,6 +161,7 @@ void sib_fault_flush(struct sib_fault *f)
 	unsigned long flags;
 
 	del_timer_sync(&f->timer);
+	del_timer_sync(&f->held_timer);
 	spin_lock_irqsave(&f->lock, flags);
 	held = f->held;
 	f->held = NULL;
@@ -266,6 +283,7 @@ void sib_fault_init(struct sib_fault *f, struct sib_dev *sdev,
 	spin_lock_init(&f->lock);
 	skb_queue_head_init(&f->delayed);
 	timer_setup(&f->timer, sib_fault_release, 0);
+	timer_setup(&f->held_timer, sib_fault_release_held, 0);
 	f->sdev = sdev;
 	f->deliver = deliver;
 	f->dir = SIB_FAULT_TX;

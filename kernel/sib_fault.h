@@ -45,7 +45,8 @@ enum sib_fault_injected {
  * @dir:	SIB_FAULT_TX and/or SIB_FAULT_RX
  * @classes:	enum sib_fault_class mask
  * @seed, @rnd:	the generator and the seed it started from
- * @held:	a packet held back for reordering
+ * @held:	a packet held back for reordering; it goes after the next
+ *		packet, or when @held_timer fires (a jiffy later) if none comes
  * @delayed, @timer: delayed packets and the timer that releases them
  * @deliver:	how released packets continue (the device's delivery)
  * @injected:	faults injected so far, by kind
@@ -64,6 +65,7 @@ struct sib_fault {
 	u64 seed;
 	struct rnd_state rnd;
 	struct sk_buff *held;
+	struct timer_list held_timer;
 	struct sk_buff_head delayed;
 	struct timer_list timer;
 	struct sib_dev *sdev;

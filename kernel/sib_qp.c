@@ -75,14 +75,15 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	struct sk_buff *skb;
 	int budget = SIB_RX_BUDGET;
 
-	if (qp->events & (BIT(SIB_QP_RETRANS_FIRED) | BIT(SIB_QP_RNR_FIRED)))
-		sib_comp_timers(qp);
 	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
 		if (sib_pkt(skb)->flags & SIB_OP_REQ)
 			sib_responder(qp, skb);
 		else
 			sib_completer(qp, skb);
 	}
+	/* After the input: a response that came in time cancels a timeout. */
+	if (qp->events & (BIT(SIB_QP_RETRANS_FIRED) | BIT(SIB_QP_RNR_FIRED)))
+		sib_comp_timers(qp);
 	switch (sib_qp_state(qp)) {
 	case IB_QPS_ERR:
 		sib_qp_flush(qp);
@@ -565,6 +566,7 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 		qp->resp.nak_seq = false;
 	} else if (state == IB_QPS_RTS && qp->state == IB_QPS_RTR) {
 		qp->req.psn = qp->attr.sq_psn;
+		qp->req.psn_max = qp->attr.sq_psn;
 		qp->comp.psn = qp->attr.sq_psn;
 		qp->comp.retry = qp->attr.retry_cnt;
 		qp->comp.rnr_retry = qp->attr.rnr_retry;

@@ -72,6 +72,8 @@ enum sib_swqe_state {
  * @pos:	gather position of @sent in the SGE list
  * @rcvd:	READ: response bytes received; @rpos: their scatter position
  * @ssn:	send sequence number of its message (for credits)
+ * @all_sent:	every packet went out once: @first_psn and @last_psn are
+ *		final, also while the WQE is being sent again after a rewind
  */
 struct sib_swqe {
 	struct sib_send_wqe *wr;
@@ -85,11 +87,14 @@ struct sib_swqe {
 	u32 rcvd;
 	struct sib_sgl_pos rpos;
 	u32 ssn;
+	bool all_sent;
 };
 
 /**
  * struct sib_req - requester state (engine-private)
  * @psn:	next PSN to send
+ * @psn_max:	next PSN never sent: after a rewind, responses up to it
+ *		still answer packets that were sent
  * @idx:	SQ index of the WQE being sent
  * @fetched:	SQ index up to which WQEs have been copied and validated
  * @rd_atomic:	READ and atomic requests outstanding
@@ -98,9 +103,14 @@ struct sib_swqe {
  * @lsn:	limit sequence number from the responder's credits
  * @credit_unlimited: the responder sent "no credit information"
  * @noack:	packets sent since the last one asking for an ACK
+ * @probe:	after a local ACK timeout, only the WQE at @probe_idx (the
+ *		oldest unacknowledged one) is sent again until the peer
+ *		answers: a slow or lost peer is not flooded with the window
+ * @probe_idx:	SQ index of that WQE
  */
 struct sib_req {
 	u32 psn;
+	u32 psn_max;
 	u32 idx;
 	u32 fetched;
 	u32 rd_atomic;
@@ -109,6 +119,8 @@ struct sib_req {
 	u32 lsn;
 	bool credit_unlimited;
 	u32 noack;
+	bool probe;
+	u32 probe_idx;
 };
 
 /**
@@ -117,15 +129,22 @@ struct sib_req {
  * @psn:	PSN of the oldest packet not yet acknowledged
  * @rnr_retry:	RNR retries left (7: infinite)
  * @retry:	transport retries left
+ * @retrying:	a go-back-N started and nothing progressed since: only the
+ *		timer may start another (sib_comp_retry())
  */
 struct sib_comp {
 	u32 idx;
 	u32 psn;
 	u8 rnr_retry;
 	u8 retry;
+	bool retrying;
 };
 
-/* A READ or atomic the responder executed, kept for duplicates. */
+/*
+ * A READ or atomic the responder executed, kept for duplicates: its PSNs,
+ * what it asked for (a duplicate must ask the same), and for an atomic
+ * the original value it returned.
+ */
 struct sib_resp_res {
 	u8 opcode;
 	u32 first_psn;
@@ -133,6 +152,8 @@ struct sib_resp_res {
 	u64 va;
 	u32 rkey;
 	u32 len;
+	u64 compare;
+	u64 swap_add;
 	u64 atomic_orig;
 };
 
@@ -435,6 +456,7 @@ void sib_timer_arm(struct sib_qp *qp);
 void sib_comp_run(struct sib_qp *qp);
 void sib_comp_timers(struct sib_qp *qp);
 void sib_req_rewind(struct sib_qp *qp, u32 psn);
+void sib_req_forward(struct sib_qp *qp, u32 psn);
 void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
 void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
 		     struct sib_sgl_pos *pos, u32 off);

@@ -213,6 +213,14 @@ static u8 sib_copy_status(int err)
 	return err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
 }
 
+/* Move the next PSN on by @n; remember the furthest ever sent. */
+static void sib_req_psn_next(struct sib_qp *qp, u32 n)
+{
+	qp->req.psn = sib_psn_add(qp->req.psn, n);
+	if (sib_psn_cmp(qp->req.psn, qp->req.psn_max) > 0)
+		qp->req.psn_max = qp->req.psn;
+}
+
 /* Send the next packet of a SEND or RDMA WRITE. */
 static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 {
@@ -248,11 +256,14 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 	}
 	if (first)
 		s->first_psn = qp->req.psn;
-	s->last_psn = qp->req.psn;
+	if (!s->all_sent)
+		s->last_psn = qp->req.psn;
 	s->sent += seg;
-	qp->req.psn = sib_psn_add(qp->req.psn, 1);
-	if (last)
+	sib_req_psn_next(qp, 1);
+	if (last) {
 		s->state = rc ? SIB_SWQE_SENT : SIB_SWQE_DONE;
+		s->all_sent = true;
+	}
 	sib_pkt_send(qp, skb);
 	return 0;
 }
@@ -295,9 +306,10 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 	if (!s->rcvd)
 		s->first_psn = qp->req.psn;
 	s->last_psn = sib_psn_add(qp->req.psn, npkts - 1);
-	qp->req.psn = sib_psn_add(qp->req.psn, npkts);
+	sib_req_psn_next(qp, npkts);
 	qp->req.rd_atomic++;
 	s->state = SIB_SWQE_SENT;
+	s->all_sent = true;
 	sib_pkt_send(qp, skb);
 	return 0;
 }
@@ -333,6 +345,8 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 	u32 limit = max_t(u32, qp->attr.max_rd_atomic, 1);
 
 	if (!s->sent && sib_qp_state(qp) == IB_QPS_SQD)
+		return false;
+	if (qp->req.probe && qp->req.idx != qp->req.probe_idx)
 		return false;
 	if (!s->sent && (s->wr->send_flags & IB_SEND_FENCE) &&
 	    qp->req.rd_atomic)
@@ -410,6 +424,10 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 {
 	u32 idx;
 
+	/* Never forward: the WQE at req.idx is not sent from its start. */
+	if (sib_psn_cmp(psn, qp->req.psn) > 0)
+		psn = qp->req.psn;
+
 	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
 		struct sib_swqe *s = sib_swqe_at(qp, idx);
 
@@ -438,6 +456,33 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 				qp->req.rd_atomic--;
 			sib_swqe_restart(qp, s, skip);
 		}
+	}
+	qp->req.psn = psn;
+}
+
+/*
+ * The responder has everything before @psn, which is further than the
+ * requester got since it went back (sib_req_rewind()): the completer
+ * retired the WQEs before @psn (none of them a READ or atomic still
+ * waiting). Go on sending from @psn.
+ */
+void sib_req_forward(struct sib_qp *qp, u32 psn)
+{
+	struct sib_swqe *s;
+
+	while (qp->req.idx != qp->req.fetched) {
+		s = sib_swqe_at(qp, qp->req.idx);
+		if (s->state != SIB_SWQE_DONE)
+			break;
+		qp->req.idx++;
+	}
+	if (qp->req.idx != qp->req.fetched) {
+		s = sib_swqe_at(qp, qp->req.idx);
+		if (s->all_sent && !sib_op_is_rd_atomic(s->wr->opcode) &&
+		    sib_psn_cmp(psn, s->first_psn) > 0 &&
+		    sib_psn_cmp(psn, s->last_psn) <= 0)
+			sib_swqe_restart(qp, s, (psn - s->first_psn) &
+					 SIB_PSN_MASK);
 	}
 	qp->req.psn = psn;
 }

@@ -394,6 +394,10 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	res->opcode = pkt->opcode;
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
+	res->va = va;
+	res->rkey = be32_to_cpu(a->rkey);
+	res->compare = be64_to_cpu(a->compare);
+	res->swap_add = be64_to_cpu(a->swap_add);
 	res->atomic_orig = orig;
 	qp->resp.msn++;
 	sib_resp_atomic_ack(qp, pkt->psn, orig);
@@ -405,6 +409,49 @@ static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
 
 /* ---- duplicates (IBA 9.7.5.2.2) ---------------------------------------------- */
 
+/*
+ * Is this atomic request the one @res saved? A requester that sends
+ * another atomic under an old PSN must not get the old result.
+ */
+static bool sib_resp_atomic_same(const struct sib_resp_res *res,
+				 struct sk_buff *skb)
+{
+	struct sib_atmeth *a = sib_pkt_eth(skb, SIB_OP_ATMETH);
+
+	return sib_pkt(skb)->psn == res->first_psn &&
+	       be64_to_cpu(a->va) == res->va &&
+	       be32_to_cpu(a->rkey) == res->rkey &&
+	       be64_to_cpu(a->compare) == res->compare &&
+	       be64_to_cpu(a->swap_add) == res->swap_add;
+}
+
+/*
+ * The PSN to acknowledge a duplicate SEND or WRITE at @psn with: the
+ * newest one executed (a coalesced ACK, IBA 9.7.5.2.2), but short of the
+ * first READ or atomic after @psn. Only its response may acknowledge a
+ * READ or atomic; an ACK naming or passing one is an implied NAK to an
+ * IBA requester (one more go-back-N), and rdma_rxe 6.1's requester even
+ * completes an atomic on a plain ACK with its PSN, without the result.
+ * A requester that resends @psn has none of the READs and atomics after
+ * it completed, so all of them are still in the resource table.
+ */
+static u32 sib_resp_dup_ack_psn(struct sib_qp *qp, u32 psn)
+{
+	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 ack = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
+
+	for (i = 0; i < n; i++) {
+		struct sib_resp_res *res = &qp->resp.res[i];
+
+		if (!res->opcode)
+			continue;
+		if (sib_psn_cmp(res->first_psn, psn) > 0 &&
+		    sib_psn_cmp(res->first_psn, ack) <= 0)
+			ack = sib_psn_add(res->first_psn, SIB_PSN_MASK);
+	}
+	return ack;
+}
+
 static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
@@ -413,7 +460,7 @@ static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
 		/* Already executed: acknowledge, never execute again. */
 		if (pkt->ack_req)
-			sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
+			sib_resp_ack(qp, sib_resp_dup_ack_psn(qp, pkt->psn),
 				     sib_ack_syndrome(qp));
 		return;
 	}
@@ -426,7 +473,7 @@ static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 			continue;
 		if (pkt->flags & SIB_OP_ATOMIC) {
 			/* Replay the saved result; never execute twice. */
-			if (pkt->psn == res->first_psn)
+			if (sib_resp_atomic_same(res, skb))
 				sib_resp_atomic_ack(qp, pkt->psn,
 						    res->atomic_orig);
 		} else {

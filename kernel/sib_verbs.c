@@ -333,6 +333,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_RX_QUEUE_FULL].name = "rx_queue_full",
 	[SIB_CNT_ONECOPY_PKTS].name = "onecopy_pkts",
 	[SIB_CNT_DOORBELLS].name = "doorbells",
+	[SIB_CNT_NAK_IN_RETRY].name = "naks_during_retry",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

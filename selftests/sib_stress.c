@@ -513,15 +513,30 @@ static const struct xopts stress_xopts = {
 	.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
 };
 
+/*
+ * SIB_STRESS_SEED=N varies a run: it is added to the fault generator's
+ * seed and to the operation generator's (the default 0 gives the runs
+ * that the suite always makes).
+ */
+static uint64_t stress_seed(void)
+{
+	const char *v = getenv("SIB_STRESS_SEED");
+
+	return v ? strtoull(v, NULL, 0) : 0;
+}
+
 static const struct faults lossy = {
 	.drop = 50000, .dup = 20000, .reorder = 50000, .corrupt = 10000,
 	.dir = 3, .seed = 0x5151,
 };
 
 /* Assert that faults were injected and the transport recovered from them. */
+/* Which of sib's recovery counters must have moved. */
+enum { REC_REQ = 1, REC_RESP = 2, REC_BOTH = 3 };
+
 static void check_recovery(struct __test_metadata *_metadata,
 			   const char **devs, int ndev,
-			   long long before[][NCNT])
+			   long long before[][NCNT], int roles)
 {
 	long long inj[NINJ] = {}, d[NCNT] = {};
 
@@ -541,9 +556,12 @@ static void check_recovery(struct __test_metadata *_metadata,
 	for (int j = 0; j < NINJ; j++) {
 		EXPECT_LT(0, inj[j]) TH_LOG("%s did not move", inj_names[j]);
 	}
-	EXPECT_LT(0, d[C_SEQNAK]);
-	EXPECT_LT(0, d[C_RETRANS]);
-	EXPECT_LT(0, d[C_DUP]);
+	if (roles & REC_RESP) {
+		EXPECT_LT(0, d[C_SEQNAK]);
+		EXPECT_LT(0, d[C_DUP]);
+	}
+	if (roles & REC_REQ)
+		EXPECT_LT(0, d[C_RETRANS]);
 	EXPECT_LT(0, d[C_ICRC]);
 }
 
@@ -573,14 +591,6 @@ FIXTURE_TEARDOWN(stress)
 
 TEST_F_TIMEOUT(stress, stress_local_faults, 200)
 {
-	/*
-	 * Known failure (issue "Reliable transport under faults", open):
-	 * with all fault kinds at once, a READ or atomic occasionally ends
-	 * in RETRY_EXC_ERR after a few hundred operations. Each fault kind
-	 * alone passes (SIB_STRESS_FAULTS). Run with SIB_STRESS=1.
-	 */
-	if (!getenv("SIB_STRESS"))
-		SKIP(return, "known failure under combined faults; SIB_STRESS=1 runs it");
 	struct side s[2] = {
 		{ self->ctx, self->pd, self->gid, SIB_DEV },
 		{ self->ctx, self->pd, self->gid, SIB_DEV },
@@ -591,6 +601,7 @@ TEST_F_TIMEOUT(stress, stress_local_faults, 200)
 
 	struct faults f = lossy;
 
+	f.seed += stress_seed();
 	/* For bisecting a failure: SIB_STRESS_FAULTS="drop dup reorder corrupt" */
 	if (getenv("SIB_STRESS_FAULTS"))
 		sscanf(getenv("SIB_STRESS_FAULTS"), "%lld %lld %lld %lld",
@@ -599,10 +610,11 @@ TEST_F_TIMEOUT(stress, stress_local_faults, 200)
 	ASSERT_EQ(0, faults_on(SIB_DEV, &f));
 	if (getenv("SIB_STRESS_CLASSES"))
 		fault_set(SIB_DEV, "classes", atoi(getenv("SIB_STRESS_CLASSES")));
-	run_stress(_metadata, s, 3000, 0x5eed1234abcdull, &stress_xopts);
+	run_stress(_metadata, s, 3000, 0x5eed1234abcdull + stress_seed(),
+		   &stress_xopts);
 	faults_off(SIB_DEV);
 	TH_LOG("%ld ms", now_ms() - t0);
-	check_recovery(_metadata, devs, 1, before);
+	check_recovery(_metadata, devs, 1, before, REC_BOTH);
 }
 
 /* 100% loss: the oldest WR fails with RETRY_EXC_ERR in bounded time. */
@@ -647,6 +659,139 @@ TEST_F_TIMEOUT(stress, retry_exhaustion_drop_all, 60)
 	EXPECT_TRUE(cq_quiet(p.scq[0], 50));
 	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
 	faults_off(SIB_DEV);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/* A port counter from sysfs (cheaper than "rdma statistic"), or -1. */
+static long long hw_counter(const char *dev, const char *name)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/hw_counters/%s",
+		 dev, name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/*
+ * Regression (the combined-fault RETRY_EXC_ERR): a READ whose responses
+ * are lost, followed by WRITEs. The first WRITE's ACK is an implied NAK
+ * for the READ: one go-back-N, which resends the WRITEs too, and the
+ * responder acknowledges each duplicate WRITE again with its newest PSN.
+ * Those ACKs, and the other WRITEs' first ACKs, are implied NAKs as well,
+ * but answers to packets sent before the retry: they must not each start
+ * a go-back-N and use up a retry (which failed the READ with
+ * RETRY_EXC_ERR within microseconds, long before any timeout). The
+ * responses are lost for a time well below one local ACK timeout.
+ */
+TEST_F_TIMEOUT(stress, implied_nak_once_per_retry, 60)
+{
+	struct faults resp_loss = { .drop = 1000000, .dir = 3, .seed = 11 };
+	const int nwr = 9, len = 1024;
+	long long held0, held1, re0, re1;
+	struct pair_opts o;
+	struct pair p;
+	struct buf l, r;
+
+	pair_default_opts(&o);
+	o.timeout = 15;		/* 134 ms */
+	o.retry_cnt = 3;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, nwr * len, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, nwr * len, ACC_ALL));
+	fill_pattern(l.p, nwr * len, 1);
+	fill_pattern(r.p, nwr * len, 2);
+	memset(l.p, 0, len);
+	held0 = hw_counter(SIB_DEV, "naks_during_retry");
+	re0 = hw_counter(SIB_DEV, "retransmits");
+	ASSERT_EQ(0, faults_on(SIB_DEV, &resp_loss));
+	/* READ responses and atomic ACKs only */
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 8));
+	for (int i = 0; i < nwr; i++) {
+		struct ibv_sge s = mk_sge(&l, i * len, len);
+
+		ASSERT_EQ(0, post_op(p.qp[0], i ? IBV_WR_RDMA_WRITE :
+				     IBV_WR_RDMA_READ, i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&r, i * len),
+				     r.mr->rkey));
+	}
+	usleep(30000);
+	faults_off(SIB_DEV);
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 31));
+	for (int i = 0; i < nwr; i++)
+		expect_wc("op", p.scq[0], i, IBV_WC_SUCCESS, ANY,
+			  p.qp[0]->qp_num, len, NULL);
+	EXPECT_SAME(l.p, r.p, len, "read");
+	EXPECT_SAME(r.p + len, l.p + len, (nwr - 1) * len, "writes");
+	held1 = hw_counter(SIB_DEV, "naks_during_retry");
+	re1 = hw_counter(SIB_DEV, "retransmits");
+	TH_LOG("retransmits %lld, naks_during_retry %lld", re1 - re0,
+	       held1 - held0);
+	EXPECT_LT(0, held1 - held0);
+	EXPECT_GE(o.retry_cnt, re1 - re0);
+	EXPECT_STATE(p.qp[0], IBV_QPS_RTS);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/*
+ * After a local ACK timeout the requester sends the oldest WQE again, not
+ * the whole window; the answer (an ACK with the responder's newest PSN,
+ * beyond what was resent) moves it on past the rest. All ACKs are lost
+ * until the first timeout.
+ */
+TEST_F_TIMEOUT(stress, timeout_probes_oldest, 60)
+{
+	struct faults ack_loss = { .drop = 1000000, .dir = 3, .seed = 12 };
+	const int nwr = 8, len = 8 * 1024;	/* 8 packets each */
+	long long sent0, sent1, tmo0, tmo;
+	struct pair_opts o;
+	struct pair p;
+	struct buf l, r;
+	long t0;
+
+	pair_default_opts(&o);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, nwr * len, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, nwr * len, ACC_ALL));
+	fill_pattern(l.p, nwr * len, 3);
+	sent0 = hw_counter(SIB_DEV, "sent_pkts");
+	tmo0 = hw_counter(SIB_DEV, "ack_timeouts");
+	ASSERT_EQ(0, faults_on(SIB_DEV, &ack_loss));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 16));	/* ACKs */
+	for (int i = 0; i < nwr; i++) {
+		struct ibv_sge s = mk_sge(&l, i * len, len);
+
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&r, i * len),
+				     r.mr->rkey));
+	}
+	t0 = now_ms();
+	do {
+		usleep(2000);
+		tmo = hw_counter(SIB_DEV, "ack_timeouts") - tmo0;
+	} while (tmo < 1 && now_ms() - t0 < 5000);
+	faults_off(SIB_DEV);
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 31));
+	ASSERT_LE(1, tmo);
+	for (int i = 0; i < nwr; i++)
+		expect_wc("write", p.scq[0], i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			  p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(r.p, l.p, nwr * len, "writes");
+	sent1 = hw_counter(SIB_DEV, "sent_pkts");
+	tmo = hw_counter(SIB_DEV, "ack_timeouts") - tmo0;
+	/*
+	 * 64 data packets and 8 ACKs at first; then per timeout the oldest
+	 * WRITE again (8) and its ACK. Going back over the whole window
+	 * would send 64 data packets and 8 ACKs per timeout instead.
+	 */
+	TH_LOG("%lld packets, %lld timeouts", sent1 - sent0, tmo);
+	EXPECT_GE(64 + 8 + tmo * 9, sent1 - sent0);
+	EXPECT_STATE(p.qp[0], IBV_QPS_RTS);
 	pair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);
@@ -773,6 +918,9 @@ TEST_F_TIMEOUT(stress, rnr_retry_exhausted, 30)
 static void net_cleanup(void)
 {
 	sib_delete_all();
+	shq("rdma link del rxeS");
+	shq("rmmod rdma_rxe");
+	shq("ip link del sibsx");
 	shq("ip netns del " NSA);
 	shq("ip netns del " NSB);
 }
@@ -853,14 +1001,6 @@ FIXTURE_TEARDOWN(wire)
 
 TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 {
-	/*
-	 * Known failure (issue "Reliable transport under faults", open):
-	 * with all fault kinds at once, a READ or atomic occasionally ends
-	 * in RETRY_EXC_ERR after a few hundred operations. Each fault kind
-	 * alone passes (SIB_STRESS_FAULTS). Run with SIB_STRESS=1.
-	 */
-	if (!getenv("SIB_STRESS"))
-		SKIP(return, "known failure under combined faults; SIB_STRESS=1 runs it");
 	const char *devs[] = { "sibA", "sibB" };
 	long long before[2][NCNT];
 	long t0 = now_ms();
@@ -868,15 +1008,104 @@ TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 	for (int i = 0; i < 2; i++) {
 		struct faults f = lossy;
 
-		f.seed += i;
+		f.seed += i + 2 * stress_seed();
+		if (getenv("SIB_STRESS_FAULTS"))
+			sscanf(getenv("SIB_STRESS_FAULTS"), "%lld %lld %lld %lld",
+			       &f.drop, &f.dup, &f.reorder, &f.corrupt);
 		counters_read(devs[i], before[i]);
 		ASSERT_EQ(0, faults_on(devs[i], &f));
 	}
-	run_stress(_metadata, self->s, 1200, 0xc0ffee1234ull, &stress_xopts);
+	run_stress(_metadata, self->s, 1200, 0xc0ffee1234ull + stress_seed(),
+		   &stress_xopts);
 	for (int i = 0; i < 2; i++)
 		faults_off(devs[i]);
 	TH_LOG("%ld ms", now_ms() - t0);
-	check_recovery(_metadata, devs, 2, before);
+	check_recovery(_metadata, devs, 2, before, REC_BOTH);
+}
+
+/* ---- rdma_rxe as the peer, faults on the sib side ------------------------ */
+
+/*
+ * rdma_rxe in the initial namespace on one end of a veth (sibsx), sibB in
+ * NSB on the other (rxe 6.1 opens UDP 4791 in init_net only). sibB drops,
+ * duplicates, reorders and corrupts what it sends and receives; rxe's own
+ * recovery is what gets tested when sibB's receive faults eat its packets.
+ */
+FIXTURE(rxe) {
+	struct side s[2];
+};
+
+FIXTURE_SETUP(rxe)
+{
+	memset(self->s, 0, sizeof(self->s));
+	ASSERT_EQ(0, module_load());
+	net_cleanup();
+	if (shq("modprobe rdma_rxe"))
+		SKIP(return, "rdma_rxe is not available");
+	ASSERT_EQ(0, sh("ip netns add " NSB " && "
+			"ip link add sibsx type veth peer name sibsy netns " NSB " && "
+			"ip addr add " IP4A "/24 dev sibsx && "
+			"ip -n " NSB " addr add " IP4B "/24 dev sibsy && "
+			"ip link set sibsx up && ip -n " NSB " link set sibsy up && "
+			"rdma link add rxeS type rxe netdev sibsx && "
+			"ip netns exec " NSB " rdma link add sibB type sib netdev sibsy"));
+	self->s[0].dev = "rxeS";
+	self->s[1].dev = "sibB";
+	self->s[0].gid = wait_gid_index("rxeS", IP4A);
+	self->s[1].gid = wait_gid_index("sibB", IP4B);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_LE(0, self->s[i].gid);
+		self->s[i].ctx = pair_open_dev(self->s[i].dev);
+		ASSERT_NE(NULL, self->s[i].ctx);
+		self->s[i].pd = ibv_alloc_pd(self->s[i].ctx);
+		ASSERT_NE(NULL, self->s[i].pd);
+	}
+}
+
+FIXTURE_TEARDOWN(rxe)
+{
+	faults_off("sibB");
+	for (int i = 0; i < 2; i++) {
+		if (self->s[i].pd)
+			ibv_dealloc_pd(self->s[i].pd);
+		if (self->s[i].ctx)
+			ibv_close_device(self->s[i].ctx);
+	}
+	net_cleanup();
+}
+
+/*
+ * Every opcode, both ways (rxe the requester and sib the responder, then
+ * the other way round), every byte and the fetch-add sum checked.
+ */
+TEST_F_TIMEOUT(rxe, stress_rxe_faults, 300)
+{
+	struct faults f = {
+		.drop = 20000, .dup = 10000, .reorder = 20000, .corrupt = 5000,
+		.dir = 3, .seed = 0x7e7e + stress_seed(),
+	};
+	struct xopts xo = stress_xopts;
+	long long before[1][NCNT];
+	const char *devs[] = { "sibB" };
+
+	xo.timeout = 14;
+	for (int dir = 0; dir < 2; dir++) {
+		struct side s[2] = { self->s[dir], self->s[!dir] };
+		long t0 = now_ms();
+
+		if (getenv("SIB_STRESS_FAULTS"))
+			sscanf(getenv("SIB_STRESS_FAULTS"), "%lld %lld %lld %lld",
+			       &f.drop, &f.dup, &f.reorder, &f.corrupt);
+		counters_read("sibB", before[0]);
+		ASSERT_EQ(0, faults_on("sibB", &f));
+		TH_LOG("requester %s, responder %s", s[0].dev, s[1].dev);
+		run_stress(_metadata, s, 600, 0x12e0ull + dir + stress_seed(),
+			   &xo);
+		faults_off("sibB");
+		TH_LOG("%ld ms", now_ms() - t0);
+		check_recovery(_metadata, devs, 1, before,
+			       dir ? REC_REQ : REC_RESP);
+	}
 }
 
 /* ---- teardown under load ----------------------------------------------------- */
@@ -940,22 +1169,16 @@ static void __attribute__((noreturn)) load_child(int fd, int gid, unsigned int s
 	}
 }
 
-static bool objects_zero(char *out, size_t size)
+/*
+ * Is every object count of sib0 back at @base (the "objects" file as read
+ * before the load)? The kernel's own objects (ib_core's MAD layer keeps a
+ * PD, CQs, QP1 and an MR on every device) are in @base.
+ */
+static bool objects_back(const char *base, char *out, size_t size)
 {
-	char buf[256], *line, *save = NULL;
-	bool zero = true;
-
-	if (read_text(DBG "/" SIB_DEV "/objects", buf, sizeof(buf)) <= 0)
+	if (read_text(DBG "/" SIB_DEV "/objects", out, size) <= 0)
 		return false;
-	snprintf(out, size, "%s", buf);
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-
-		if (sp && atoi(sp + 1) != 0)
-			zero = false;
-	}
-	return zero;
+	return !strcmp(out, base);
 }
 
 FIXTURE(teardown) {
@@ -977,13 +1200,16 @@ FIXTURE_TEARDOWN(teardown)
 
 TEST_F_TIMEOUT(teardown, teardown_under_load, 120)
 {
-	struct faults some = { .drop = 20000, .reorder = 20000, .dir = 3, .seed = 9 };
-	char objs[256];
+	/* All fault kinds at once: timers and retries pending at each kill. */
+	struct faults some = { .drop = 20000, .dup = 10000, .reorder = 20000,
+			       .corrupt = 5000, .dir = 3, .seed = 9 };
+	char objs[256], base[256];
 	int started = 0, iters = 100;
 	long t0 = now_ms();
 	bool zero = false;
 
 	srand(12345);
+	ASSERT_LT(0, read_text(DBG "/" SIB_DEV "/objects", base, sizeof(base)));
 	ASSERT_EQ(0, faults_on(SIB_DEV, &some));
 	for (int it = 0; it < iters && now_ms() - t0 < 80000; it++) {
 		struct pollfd pfd;
@@ -1014,9 +1240,9 @@ TEST_F_TIMEOUT(teardown, teardown_under_load, 120)
 	       now_ms() - t0);
 	EXPECT_LE(iters - 5, started);
 	faults_off(SIB_DEV);
-	for (int i = 0; i < 200 && !(zero = objects_zero(objs, sizeof(objs))); i++)
+	for (int i = 0; i < 200 && !(zero = objects_back(base, objs, sizeof(objs))); i++)
 		usleep(10000);
-	EXPECT_TRUE(zero) TH_LOG("objects left:\n%s", objs);
+	EXPECT_TRUE(zero) TH_LOG("objects left:\n%s\nbefore:\n%s", objs, base);
 	EXPECT_EQ(0, nl_dellink(SIB_DEV));
 	EXPECT_EQ(0, module_refcnt());
 	EXPECT_EQ(0, module_unload());

@@ -757,6 +757,57 @@ TEST_F_TIMEOUT(rxe, interop, 600)
 	EXPECT_EQ(0, counter("sibB", "hdr_errors"));
 }
 
+/* Write @val to sibB's fault knob @knob (debugfs). */
+static int sibb_fault(const char *knob, long val)
+{
+	return sh("echo %ld > /sys/kernel/debug/sib/sibB/fault/%s", val, knob);
+}
+
+/*
+ * The same programs while sibB drops, duplicates and reorders 2%, 1% and
+ * 2% of what it sends and receives: rxe's retransmissions and sib's must
+ * both recover. ibv_rc_pingpong checks the data (-c); sib_stress's
+ * rxe.stress_rxe_faults checks every opcode byte for byte.
+ */
+TEST_F_TIMEOUT(rxe, interop_faults, 900)
+{
+	long long inj = 0;
+	char buf[32];
+
+	ASSERT_EQ(0, sibb_fault("drop", 20000));
+	ASSERT_EQ(0, sibb_fault("dup", 10000));
+	ASSERT_EQ(0, sibb_fault("reorder", 20000));
+	ASSERT_EQ(0, sibb_fault("dir", 3));
+	ASSERT_EQ(0, sibb_fault("seed", 4791));
+	ASSERT_EQ(0, sibb_fault("active", 1));
+	for (int srv = 0; srv < 2; srv++) {
+		TH_LOG("sib is the %s", srv ? "server" : "client");
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ibv_rc_pingpong",
+				     "-g", srv, "-n 200 -s 4096 -c"));
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_write_bw",
+				     "-x", srv, "-n 200 -s 16384"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *16384 +200 ' " LOG));
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_read_bw",
+				     "-x", srv, "-n 100 -s 16384 -o 16"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *16384 +100 ' " LOG));
+	}
+	EXPECT_EQ(0, sibb_fault("active", 0));
+	for (int i = 0; i < 3; i++) {
+		static const char *const k[] = { "drop", "dup", "reorder" };
+		char path[96];
+
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/debug/sib/sibB/fault/injected_%s", k[i]);
+		if (read_text(path, buf, sizeof(buf)) > 0)
+			inj = atoll(buf);
+		EXPECT_LT(0, inj) TH_LOG("no %s injected", k[i]);
+	}
+	TH_LOG("sibB retransmits %lld, duplicate_requests %lld, seq_nak_sent %lld",
+	       counter("sibB", "retransmits"),
+	       counter("sibB", "duplicate_requests"),
+	       counter("sibB", "seq_nak_sent"));
+}
+
 /* With rdma_rxe holding UDP 4791 in init_net, link add there says so. */
 TEST_F_TIMEOUT(rxe, port_owned, 300)
 {

@@ -45,64 +45,6 @@ static void net_cleanup(void)
 	shq("ip link del sibca");
 }
 
-/* Index of @addr (IPv4 dotted or IPv6) in @dev's GID table, or -1. */
-static int gid_index(const char *dev, const char *addr)
-{
-	unsigned char want[16] = {}, raw[16];
-	char path[128], buf[64];
-
-	if (strchr(addr, ':')) {
-		inet_pton(AF_INET6, addr, want);
-	} else {
-		want[10] = 0xff;
-		want[11] = 0xff;
-		inet_pton(AF_INET, addr, want + 12);
-	}
-	for (int i = 0; i < 16; i++) {
-		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
-			 dev, i);
-		if (read_text(path, buf, sizeof(buf)) <= 0)
-			continue;
-		buf[strcspn(buf, "\n")] = 0;
-		if (inet_pton(AF_INET6, buf, raw) == 1 &&
-		    !memcmp(raw, want, 16))
-			return i;
-	}
-	return -1;
-}
-
-static int wait_gid_index(const char *dev, const char *addr)
-{
-	int idx = -1;
-
-	for (int i = 0; i < 250 && idx < 0; i++) {
-		idx = gid_index(dev, addr);
-		if (idx < 0)
-			usleep(20000);
-	}
-	return idx;
-}
-
-/* A counter of "rdma statistic show link DEV/1", or -1. */
-static long long counter(const char *dev, const char *name)
-{
-	char cmd[128], line[4096], *p;
-	long long v = -1;
-	size_t n = strlen(name);
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", dev);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		for (p = strstr(line, name); p; p = strstr(p + 1, name))
-			if (p[-1] == ' ' && p[n] == ' ')
-				v = atoll(p + n + 1);
-	pclose(f);
-	return v;
-}
-
 /* Resolve the neighbours both ways (a datagram to the discard port). */
 static int neigh_warmup(const char *a, const char *b)
 {
@@ -262,9 +204,9 @@ TEST_F_TIMEOUT(cm, rping, 300)
 	snprintf(s, sizeof(s), "-s -a %s -C 50 -V", self->a);
 	snprintf(c, sizeof(c), "-c -a %s -C 50 -V", self->a);
 	ASSERT_EQ(0, cm_tool("rping", NSA, s, NSB, c));
-	EXPECT_EQ(0, counter("sibA", "qkey_violations"));
-	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibB", "unknown_qpn"));
+	EXPECT_EQ(0, link_counter("sibA", "qkey_violations"));
+	EXPECT_EQ(0, link_counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "unknown_qpn"));
 }
 
 /* ucmatose: 4 connections, 10 messages each way, each checked by the tool. */
@@ -360,7 +302,7 @@ TEST_F_TIMEOUT(cm, ud_pingpong, 300)
  */
 TEST_F_TIMEOUT(cm, mckey, 300)
 {
-	long long r = counter("sibA", "rcvd_pkts");
+	long long r = link_counter("sibA", "rcvd_pkts");
 	char ready[128];
 
 	if (variant->v6)
@@ -372,7 +314,7 @@ TEST_F_TIMEOUT(cm, mckey, 300)
 			      "ip netns exec " NSB " timeout 120 mckey -m " MC4
 			      " -b " IP4B " -C 20 -S 512 -s"));
 	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " LOG));
-	EXPECT_LE(r + 20, counter("sibA", "rcvd_pkts"));
+	EXPECT_LE(r + 20, link_counter("sibA", "rcvd_pkts"));
 	/* Both left: the group is gone from the IP side. */
 	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q " MC4));
 }
@@ -519,9 +461,9 @@ TEST_F_TIMEOUT(rxe, rping, 300)
 	TH_LOG("rxe client, sib server");
 	EXPECT_EQ(0, cm_tool("rping", NSB, "-s -a " IP4B " -C 20 -V",
 			     "", "-c -a " IP4B " -C 20 -V"));
-	EXPECT_EQ(0, counter("sibB", "qkey_violations"));
-	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibB", "hdr_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "qkey_violations"));
+	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "hdr_errors"));
 }
 
 /* A TCP-exchange tool between rxeA and sibB, with sib as server or client. */
@@ -551,7 +493,7 @@ TEST_F_TIMEOUT(rxe, ud_uc_pingpong, 300)
 				      "-g", srv, "-n 100 -s 4096"));
 		EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
 	}
-	EXPECT_EQ(0, counter("sibB", "qkey_violations"));
+	EXPECT_EQ(0, link_counter("sibB", "qkey_violations"));
 }
 
 TEST_F_TIMEOUT(rxe, send_atomic_bw, 300)

@@ -94,26 +94,6 @@ static void faults_off(const char *dev)
 	fault_set(dev, "corrupt", 0);
 }
 
-/* A counter of "rdma statistic show link DEV/1", or -1. */
-static long long counter(const char *dev, const char *name)
-{
-	char cmd[128], line[4096], *p;
-	long long v = -1;
-	size_t n = strlen(name);
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", dev);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		for (p = strstr(line, name); p; p = strstr(p + 1, name))
-			if (p[-1] == ' ' && p[n] == ' ')
-				v = atoll(p + n + 1);
-	pclose(f);
-	return v;
-}
-
 static const char *const cnt_names[] = {
 	"seq_nak_sent", "retransmits", "duplicate_requests", "ack_timeouts",
 	"icrc_errors", "rnr_nak_sent", "rnr_nak_rcvd", "credit_stalls",
@@ -131,7 +111,7 @@ static const char *const inj_names[] = {
 static void counters_read(const char *dev, long long *c)
 {
 	for (size_t i = 0; i < NCNT; i++)
-		c[i] = counter(dev, cnt_names[i]);
+		c[i] = link_counter(dev, cnt_names[i]);
 }
 
 /* ---- a QP pair whose two ends may live on two devices ------------------- */
@@ -923,38 +903,6 @@ static void net_cleanup(void)
 	shq("ip link del sibsx");
 	shq("ip netns del " NSA);
 	shq("ip netns del " NSB);
-}
-
-static int gid_index(const char *dev, const char *addr)
-{
-	unsigned char want[16] = {}, raw[16];
-	char path[128], buf[64];
-
-	want[10] = 0xff;
-	want[11] = 0xff;
-	inet_pton(AF_INET, addr, want + 12);
-	for (int i = 0; i < 16; i++) {
-		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
-			 dev, i);
-		if (read_text(path, buf, sizeof(buf)) <= 0)
-			continue;
-		buf[strcspn(buf, "\n")] = 0;
-		if (inet_pton(AF_INET6, buf, raw) == 1 && !memcmp(raw, want, 16))
-			return i;
-	}
-	return -1;
-}
-
-static int wait_gid_index(const char *dev, const char *addr)
-{
-	int idx = -1;
-
-	for (int i = 0; i < 250 && idx < 0; i++) {
-		idx = gid_index(dev, addr);
-		if (idx < 0)
-			usleep(20000);
-	}
-	return idx;
 }
 
 FIXTURE(wire) {

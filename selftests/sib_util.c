@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
@@ -344,4 +345,60 @@ int sib_delete_all(void)
 	}
 	closedir(d);
 	return n;
+}
+
+int gid_index(const char *ibdev, const char *addr)
+{
+	unsigned char want[16] = {}, raw[16];
+	char path[128], buf[64];
+
+	if (strchr(addr, ':')) {
+		inet_pton(AF_INET6, addr, want);
+	} else {
+		want[10] = 0xff;
+		want[11] = 0xff;
+		inet_pton(AF_INET, addr, want + 12);
+	}
+	for (int i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
+			 ibdev, i);
+		if (read_text(path, buf, sizeof(buf)) <= 0)
+			continue;
+		buf[strcspn(buf, "\n")] = 0;
+		if (inet_pton(AF_INET6, buf, raw) == 1 &&
+		    !memcmp(raw, want, 16))
+			return i;
+	}
+	return -1;
+}
+
+int wait_gid_index(const char *ibdev, const char *addr)
+{
+	int idx = -1;
+
+	for (int i = 0; i < 250 && idx < 0; i++) {
+		idx = gid_index(ibdev, addr);
+		if (idx < 0)
+			usleep(20000);
+	}
+	return idx;
+}
+
+long long link_counter(const char *ibdev, const char *name)
+{
+	char cmd[128], line[4096], *p;
+	long long v = -1;
+	size_t n = strlen(name);
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", ibdev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (p = strstr(line, name); p; p = strstr(p + 1, name))
+			if (p[-1] == ' ' && p[n] == ' ')
+				v = atoll(p + n + 1);
+	pclose(f);
+	return v;
 }

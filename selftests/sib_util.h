@@ -45,4 +45,11 @@ int nl_dev_index(const char *ibdev);
 int sib_delete_all(void);
 bool ibdev_exists(const char *ibdev);
 
+/* Index of @addr (IPv4 dotted or IPv6) in port 1's GID table, or -1. */
+int gid_index(const char *ibdev, const char *addr);
+/* gid_index(), waiting up to 5 s for ib_core to add the GID. */
+int wait_gid_index(const char *ibdev, const char *addr);
+/* A counter of "rdma statistic show link IBDEV/1", or -1. */
+long long link_counter(const char *ibdev, const char *name);
+
 #endif /* SIB_UTIL_H */

@@ -53,64 +53,6 @@ static void net_cleanup(void)
 	shq("ip link del sibwd");
 }
 
-/* Index of @addr (IPv4 dotted or IPv6) in @dev's GID table, or -1. */
-static int gid_index(const char *dev, const char *addr)
-{
-	unsigned char want[16] = {}, raw[16];
-	char path[128], buf[64];
-
-	if (strchr(addr, ':')) {
-		inet_pton(AF_INET6, addr, want);
-	} else {
-		want[10] = 0xff;
-		want[11] = 0xff;
-		inet_pton(AF_INET, addr, want + 12);
-	}
-	for (int i = 0; i < 16; i++) {
-		snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/%d",
-			 dev, i);
-		if (read_text(path, buf, sizeof(buf)) <= 0)
-			continue;
-		buf[strcspn(buf, "\n")] = 0;
-		if (inet_pton(AF_INET6, buf, raw) == 1 &&
-		    !memcmp(raw, want, 16))
-			return i;
-	}
-	return -1;
-}
-
-static int wait_gid_index(const char *dev, const char *addr)
-{
-	int idx = -1;
-
-	for (int i = 0; i < 250 && idx < 0; i++) {
-		idx = gid_index(dev, addr);
-		if (idx < 0)
-			usleep(20000);
-	}
-	return idx;
-}
-
-/* A counter of "rdma statistic show link DEV/1", or -1. */
-static long long counter(const char *dev, const char *name)
-{
-	char cmd[128], line[4096], *p;
-	long long v = -1;
-	size_t n = strlen(name);
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma statistic show link %s/1", dev);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		for (p = strstr(line, name); p; p = strstr(p + 1, name))
-			if (p[-1] == ' ' && p[n] == ' ')
-				v = atoll(p + n + 1);
-	pclose(f);
-	return v;
-}
-
 /*
  * Two namespaces joined by veth (sibwa in A, sibwb in B), sibA and sibB on
  * them. @v4: IPv4 addresses too; without, a second veth pair carries the
@@ -233,18 +175,18 @@ FIXTURE_TEARDOWN(wire)
 
 TEST_F_TIMEOUT(wire, rc_pingpong, 600)
 {
-	long long sa = counter("sibA", "sent_pkts");
-	long long ra = counter("sibA", "rcvd_pkts");
+	long long sa = link_counter("sibA", "sent_pkts");
+	long long ra = link_counter("sibA", "rcvd_pkts");
 
 	ASSERT_EQ(0, run_tool("ibv_rc_pingpong", "-g", self->gida,
 			      self->gidb, self->peer, "-n 200"));
 	/* 200 round trips of 4 KiB in 1 KiB packets, plus ACKs. */
-	EXPECT_LE(sa + 800, counter("sibA", "sent_pkts"));
-	EXPECT_LE(ra + 800, counter("sibA", "rcvd_pkts"));
-	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibA", "hdr_errors"));
-	EXPECT_EQ(0, counter("sibB", "send_errors"));
+	EXPECT_LE(sa + 800, link_counter("sibA", "sent_pkts"));
+	EXPECT_LE(ra + 800, link_counter("sibA", "rcvd_pkts"));
+	EXPECT_EQ(0, link_counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibA", "hdr_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "send_errors"));
 }
 
 TEST_F_TIMEOUT(wire, perftest, 600)
@@ -265,8 +207,8 @@ TEST_F_TIMEOUT(wire, perftest, 600)
 	}
 	EXPECT_EQ(0, run_tool("ib_write_lat", "-x", self->gida, self->gidb,
 			      self->peer, "-n 200 -s 64"));
-	EXPECT_EQ(0, counter("sibA", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
 }
 
 /* Every RoCEv2 packet on the veth decodes as InfiniBand, none malformed. */
@@ -616,7 +558,7 @@ FIXTURE_TEARDOWN(inject)
 static bool counter_reaches(const char *name, long long want)
 {
 	for (int i = 0; i < 100; i++) {
-		if (counter("sibA", name) >= want)
+		if (link_counter("sibA", name) >= want)
 			return true;
 		usleep(20000);
 	}
@@ -630,18 +572,18 @@ static bool counter_reaches(const char *name, long long want)
 TEST_F_TIMEOUT(inject, hostile_packets, 300)
 {
 	uint32_t qpn = self->a.qp->qp_num, psn = PSN_A + 1;
-	long long icrc = counter("sibA", "icrc_errors");
-	long long hdr = counter("sibA", "hdr_errors");
-	long long unk = counter("sibA", "unknown_qpn");
-	long long nak = counter("sibA", "seq_nak_sent");
-	long long rcvd = counter("sibA", "rcvd_pkts");
+	long long icrc = link_counter("sibA", "icrc_errors");
+	long long hdr = link_counter("sibA", "hdr_errors");
+	long long unk = link_counter("sibA", "unknown_qpn");
+	long long nak = link_counter("sibA", "seq_nak_sent");
+	long long rcvd = link_counter("sibA", "rcvd_pkts");
 	uint8_t p[1400];
 
 	/* A well-formed packet to a QP that does not exist: proves the ICRC. */
 	bth(p, OP_SEND_ONLY, 0, 0xabcdef, psn);
 	ASSERT_EQ(0, inj_send(&self->in, p, 12 + 16, false, false));
 	EXPECT_TRUE(counter_reaches("unknown_qpn", ++unk));
-	EXPECT_EQ(icrc, counter("sibA", "icrc_errors"));
+	EXPECT_EQ(icrc, link_counter("sibA", "icrc_errors"));
 
 	/* Bad ICRC on an otherwise acceptable SEND. */
 	bth(p, OP_SEND_ONLY, 0, qpn, psn);
@@ -676,7 +618,7 @@ TEST_F_TIMEOUT(inject, hostile_packets, 300)
 	EXPECT_TRUE(counter_reaches("seq_nak_sent", ++nak));
 
 	/* None of the refused ones was queued to a QP. */
-	EXPECT_EQ(rcvd + 1, counter("sibA", "rcvd_pkts"));
+	EXPECT_EQ(rcvd + 1, link_counter("sibA", "rcvd_pkts"));
 
 	/* And the pair still works, both ways. */
 	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
@@ -753,8 +695,8 @@ TEST_F_TIMEOUT(rxe, interop, 600)
 		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_read_bw",
 				     "-x", srv, "-n 100 -s 16384 -o 16"));
 	}
-	EXPECT_EQ(0, counter("sibB", "icrc_errors"));
-	EXPECT_EQ(0, counter("sibB", "hdr_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "hdr_errors"));
 }
 
 /* Write @val to sibB's fault knob @knob (debugfs). */
@@ -803,9 +745,9 @@ TEST_F_TIMEOUT(rxe, interop_faults, 900)
 		EXPECT_LT(0, inj) TH_LOG("no %s injected", k[i]);
 	}
 	TH_LOG("sibB retransmits %lld, duplicate_requests %lld, seq_nak_sent %lld",
-	       counter("sibB", "retransmits"),
-	       counter("sibB", "duplicate_requests"),
-	       counter("sibB", "seq_nak_sent"));
+	       link_counter("sibB", "retransmits"),
+	       link_counter("sibB", "duplicate_requests"),
+	       link_counter("sibB", "seq_nak_sent"));
 }
 
 /* With rdma_rxe holding UDP 4791 in init_net, link add there says so. */

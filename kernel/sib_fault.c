@@ -126,7 +126,7 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		if (*extra)
 			f->injected[SIB_FI_DUP]++;
 	}
-	if (!can_hold)
+	if (!can_hold || f->dying)
 		goto out;
 	if (sib_fault_roll(f, f->delay)) {
 		f->injected[SIB_FI_DELAY]++;
@@ -154,8 +154,12 @@ out:
 	return out;
 }
 
-/* Deliver what the fault layer holds (device going away, or turned off). */
-void sib_fault_flush(struct sib_fault *f)
+/*
+ * Free what the fault layer holds. Called once @dying is set, so that no
+ * packet on another CPU can be held, or a timer armed, after the timers
+ * are stopped.
+ */
+static void sib_fault_flush(struct sib_fault *f)
 {
 	struct sk_buff *held;
 	unsigned long flags;
@@ -296,8 +300,13 @@ void sib_fault_init(struct sib_fault *f, struct sib_dev *sdev,
 
 void sib_fault_fini(struct sib_fault *f)
 {
+	unsigned long flags;
+
 	debugfs_remove_recursive(f->dir_dentry);
 	WRITE_ONCE(f->active, false);
+	spin_lock_irqsave(&f->lock, flags);
+	f->dying = true;
+	spin_unlock_irqrestore(&f->lock, flags);
 	sib_fault_flush(f);
 }
 

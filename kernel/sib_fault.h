@@ -50,6 +50,8 @@ enum sib_fault_injected {
  * @delayed, @timer: delayed packets and the timer that releases them
  * @deliver:	how released packets continue (the device's delivery)
  * @injected:	faults injected so far, by kind
+ * @dying:	the device is going away: hold and delay nothing more, so
+ *		that no timer is armed after sib_fault_fini() stopped them
  */
 struct sib_fault {
 	spinlock_t lock;	/* see above */
@@ -72,13 +74,13 @@ struct sib_fault {
 	void (*deliver)(struct sib_dev *sdev, struct sk_buff *skb);
 	u64 injected[SIB_FI_NUM];
 	struct dentry *dir_dentry;
+	bool dying;
 };
 
 void sib_fault_init(struct sib_fault *f, struct sib_dev *sdev,
 		    const char *name,
 		    void (*deliver)(struct sib_dev *, struct sk_buff *));
 void sib_fault_fini(struct sib_fault *f);
-void sib_fault_flush(struct sib_fault *f);
 struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 				struct sk_buff *skb, struct sk_buff **extra,
 				bool can_hold);

@@ -402,3 +402,31 @@ long long link_counter(const char *ibdev, const char *name)
 	pclose(f);
 	return v;
 }
+
+#define SIB_FAULT_DIR "/sys/kernel/debug/sib/%s/fault/%s"
+
+int fault_knob_set(const char *ibdev, const char *knob, long long val)
+{
+	char path[256], buf[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), SIB_FAULT_DIR, ibdev, knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%lld\n", val);
+	if (write(fd, buf, n) != n)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+long long fault_knob_get(const char *ibdev, const char *knob)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), SIB_FAULT_DIR, ibdev, knob);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}

@@ -52,4 +52,9 @@ int wait_gid_index(const char *ibdev, const char *addr);
 /* A counter of "rdma statistic show link IBDEV/1", or -1. */
 long long link_counter(const char *ibdev, const char *name);
 
+/* Write @val to fault-injection knob @knob of @ibdev (debugfs); 0 or -errno. */
+int fault_knob_set(const char *ibdev, const char *knob, long long val);
+/* Read fault-injection knob or counter @knob of @ibdev, or -1. */
+long long fault_knob_get(const char *ibdev, const char *knob);
+
 #endif /* SIB_UTIL_H */

@@ -22,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_pair.h"
 
 #define NSA	"sibcA"
 #define NSB	"sibcB"
@@ -321,18 +322,6 @@ TEST_F_TIMEOUT(cm, mckey, 300)
 
 /* ---- verbs multicast rules ------------------------------------------------- */
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 			      enum ibv_qp_type type)
 {
@@ -373,7 +362,7 @@ TEST_F_TIMEOUT(cm, attach_rules, 300)
 	struct ibv_cq *cq;
 
 	/* This process stays in init_net; the device is visible from here. */
-	ctx = open_dev("sibA");
+	ctx = pair_open_dev("sibA");
 	ASSERT_NE(NULL, ctx);
 	ASSERT_EQ(0, ibv_query_device(ctx, &da));
 	EXPECT_LT(0, da.max_mcast_grp);

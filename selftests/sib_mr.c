@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_pair.h"
 
 #define MAC	"02:00:5e:10:20:31"
 #define BUFSZ	(1 << 20)
@@ -27,22 +28,6 @@
 #define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
 		 IBV_ACCESS_MW_BIND)
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return NULL;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* IBTA: remote write and remote atomic need local write. */
 static bool access_valid(int acc)
@@ -65,7 +50,7 @@ FIXTURE_SETUP(mr)
 	ASSERT_EQ(0, sh("ip link add sibma address " MAC " type veth peer name sibmb && "
 			"ip link set sibma up && ip link set sibmb up"));
 	ASSERT_EQ(0, nl_newlink("sib0", "sib", "sibma"));
-	self->ctx = open_dev("sib0");
+	self->ctx = pair_open_dev("sib0");
 	ASSERT_NE(NULL, self->ctx) TH_LOG("libsib did not open sib0");
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
@@ -349,7 +334,7 @@ TEST_F(mr, process_exit_cleans_up)
 
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		struct ibv_context *ctx = open_dev("sib0");
+		struct ibv_context *ctx = pair_open_dev("sib0");
 		struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 		char *b = malloc(BUFSZ);
 

@@ -20,28 +20,13 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_pair.h"
 #include "../uapi/rdma_user_sib.h"
 
 #define MAC	"02:00:5e:10:20:30"
 #define IP4	"192.0.2.1"
 #define IP6	"2001:db8::1"
 #define SIB_VENDOR_ID_EXPECTED	0x5a1b00
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return NULL;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static bool gid_present(struct ibv_context *ctx, const char *addr, int len)
 {
@@ -102,7 +87,7 @@ FIXTURE_SETUP(dev)
 			"ip addr add " IP6 "/64 nodad dev sibva && "
 			"ip link set sibva up && ip link set sibvb up"));
 	ASSERT_EQ(0, nl_newlink("sib0", "sib", "sibva"));
-	self->ctx = open_dev("sib0");
+	self->ctx = pair_open_dev("sib0");
 	ASSERT_NE(NULL, self->ctx) TH_LOG("libsib did not open sib0");
 }
 

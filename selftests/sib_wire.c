@@ -25,6 +25,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_pair.h"
 
 #define NSA	"sibwA"
 #define NSB	"sibwB"
@@ -394,22 +395,6 @@ struct end {
 	int gid;
 };
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return NULL;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 static int end_open(struct end *e, const char *dev, int gid)
 {
 	struct ibv_qp_init_attr ia = {
@@ -419,7 +404,7 @@ static int end_open(struct end *e, const char *dev, int gid)
 	};
 
 	e->gid = gid;
-	e->ctx = open_dev(dev);
+	e->ctx = pair_open_dev(dev);
 	if (!e->ctx)
 		return -1;
 	e->pd = ibv_alloc_pd(e->ctx);

@@ -693,7 +693,8 @@ static int sibb_fault(const char *knob, long val)
 /*
  * The same programs while sibB drops, duplicates and reorders 2%, 1% and
  * 2% of what it sends and receives: rxe's retransmissions and sib's must
- * both recover. ibv_rc_pingpong checks the data (-c); sib_stress's
+ * both recover (also 64-packet SENDs, which go back to the middle of a
+ * message). ibv_rc_pingpong checks the data (-c); sib_stress's
  * rxe.stress_rxe_faults checks every opcode byte for byte.
  */
 TEST_F_TIMEOUT(rxe, interop_faults, 900)
@@ -717,6 +718,10 @@ TEST_F_TIMEOUT(rxe, interop_faults, 900)
 		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_read_bw",
 				     "-x", srv, "-n 100 -s 16384 -o 16"));
 		EXPECT_EQ(0, sh("grep -Eq '^ *16384 +100 ' " LOG));
+		/* Multi-packet SENDs resumed mid-message after a loss. */
+		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ib_send_bw",
+				     "-x", srv, "-n 100 -s 65536"));
+		EXPECT_EQ(0, sh("grep -Eq '^ *65536 +100 ' " LOG));
 	}
 	EXPECT_EQ(0, sibb_fault("active", 0));
 	for (int i = 0; i < 3; i++) {

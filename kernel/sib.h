@@ -90,6 +90,8 @@ enum sib_counter {
 	SIB_CNT_ONECOPY_PKTS,	/* local packets whose payload was not copied */
 	SIB_CNT_DOORBELLS,	/* send doorbells (system calls) of user QPs */
 	SIB_CNT_NAK_IN_RETRY,	/* a NAK or implied NAK during a go-back-N */
+	SIB_CNT_WIRE_FRAG_PKTS,	/* RoCEv2 packets sent with MR page fragments */
+	SIB_CNT_ACKS_COALESCED,	/* ACKs left out: a later one covers them */
 	SIB_NUM_CNT
 };
 

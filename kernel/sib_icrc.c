@@ -57,24 +57,41 @@ static unsigned int sib_icrc_mask(const u8 *nh, u8 *buf)
 
 /**
  * sib_icrc - compute the ICRC of a RoCEv2 packet
- * @skb: linear packet; its network header is an IPv4 header without
- *	 options or an IPv6 header without extension headers, followed by
- *	 UDP, the BTH and the rest of the packet, and the last four bytes
- *	 of the data are the ICRC's place (not read)
+ * @skb: the packet; its network header is an IPv4 header without options
+ *	 or an IPv6 header without extension headers, followed by UDP and
+ *	 the BTH, all three in the linear part; the rest (extended headers,
+ *	 payload and pad) may be linear or in page fragments, and the last
+ *	 four bytes of the packet are the ICRC's place (not read)
  *
- * Returns the value to store, least significant byte first, in those
- * four bytes.
+ * One pass of crc32_le() (lib/crc32.c, slice-by-8) over the packet:
+ * the masked copy of the headers, then the bytes after them wherever
+ * they are (skb_seq_read() maps each fragment's page in turn; nothing is
+ * allocated or copied). Returns the value to store, least significant
+ * byte first, in the last four bytes.
  */
-u32 sib_icrc(const struct sk_buff *skb)
+u32 sib_icrc(struct sk_buff *skb)
 {
-	const u8 *nh = skb_network_header(skb);
-	const u8 *end = skb_tail_pointer(skb) - SIB_ICRC_LEN;
+	unsigned int to = skb->len - SIB_ICRC_LEN, n, done = 0;
 	u8 buf[SIB_ICRC_HDR_MAX];
-	unsigned int len;
+	struct skb_seq_state st;
+	const u8 *data;
+	int from;
 	u32 crc;
 
-	len = sib_icrc_mask(nh, buf);
-	crc = crc32_le(SIB_ICRC_SEED, buf, len);
-	crc = crc32_le(crc, nh + len, end - (nh + len));
+	n = sib_icrc_mask(skb_network_header(skb), buf);
+	crc = crc32_le(SIB_ICRC_SEED, buf, n);
+	/* The first byte after the masked headers, from skb->data on. */
+	from = skb_network_offset(skb) + n;
+	if (from < 0 || from >= to)
+		return ~crc;
+	/* skb_seq_read() may return a block that runs past @to: clamp it. */
+	to -= from;
+	skb_prepare_seq_read(skb, from, from + to, &st);
+	while (done < to && (n = skb_seq_read(done, &data, &st)) != 0) {
+		n = min(n, to - done);
+		crc = crc32_le(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);	/* unmaps the last fragment's page */
 	return ~crc;
 }

@@ -18,7 +18,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
-#include <asm/unaligned.h>
 #include <net/dst.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -45,7 +44,8 @@
  * scheduler tick. Instead, while an engine transmits, its CPU points at a
  * struct sib_rx_defer (on the engine's stack, preemption off): the receive
  * path parks the QPs there, and the transmitting engine kicks them in its
- * own (process) context when the call returns, like the local path does.
+ * own (process) context when its pass ends (or, outside a pass, when the
+ * call returns), like the local path does.
  * Anything received outside such a window goes to the work queue.
  */
 static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
@@ -93,9 +93,21 @@ static void sib_rx_wake(struct sib_qp *qp)
 	sib_qp_put(qp);
 }
 
+/*
+ * Where a packet's payload goes: copied into the skb's data (with room for
+ * the pad and the ICRC), or page fragments of the source MR, on the local
+ * path (no pad, no ICRC) or on the wire (pad and ICRC in a trailer
+ * fragment, see sib_pkt_trailer()).
+ */
+enum sib_paymode {
+	SIB_PAY_COPY,
+	SIB_PAY_LOCAL_FRAGS,
+	SIB_PAY_WIRE_FRAGS,
+};
+
 static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 				       u32 paylen, u32 psn, bool ack_req,
-				       bool linear);
+				       enum sib_paymode mode);
 
 /**
  * sib_pkt_alloc - allocate a packet and fill its BTH
@@ -110,20 +122,22 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req)
 {
-	return __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, true);
+	return __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, SIB_PAY_COPY);
 }
 
 /*
- * @linear: room for the payload (and the pad, and the ICRC) in the skb's
- * data; otherwise the payload is to come as page fragments, on the local
- * path, which needs neither pad nor ICRC.
+ * @mode: SIB_PAY_COPY leaves room for the payload (and the pad, and the
+ * ICRC) in the skb's data; otherwise the payload is to come as page
+ * fragments: on the local path without pad or ICRC, on the wire with the
+ * pad counted in the BTH (the caller appends the trailer).
  */
 static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 				       u32 paylen, u32 psn, bool ack_req,
-				       bool linear)
+				       enum sib_paymode mode)
 {
+	bool linear = mode == SIB_PAY_COPY;
 	u8 hdr_len = sib_opinfo[opcode].hdr_len;
-	u32 pad = linear ? (4 - (paylen & 3)) & 3 : 0;
+	u32 pad = mode != SIB_PAY_LOCAL_FRAGS ? (4 - (paylen & 3)) & 3 : 0;
 	struct sk_buff *skb;
 	struct sib_bth *bth;
 	struct sib_pkt *pkt;
@@ -160,7 +174,8 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 
 /**
  * sib_pkt_parse - check a packet's transport headers and fill sib_pkt
- * @skb: the packet, data at the BTH, linear
+ * @skb: the packet, data at the BTH; the headers are pulled into the
+ *	 linear part, the payload may stay in page fragments
  *
  * Nothing in the packet is trusted: the opcode must be one sib speaks, the
  * transport version 0 and the P_Key the default one, the headers the
@@ -174,7 +189,7 @@ int sib_pkt_parse(struct sk_buff *skb)
 	u32 pad, apsn;
 	u8 hdr_len;
 
-	if (skb->len < sizeof(*bth))
+	if (!pskb_may_pull(skb, sizeof(*bth)))
 		return -EINVAL;
 	bth = (const struct sib_bth *)skb->data;
 	if (!(sib_op_flags(bth->opcode) & SIB_OP_VALID))
@@ -186,6 +201,10 @@ int sib_pkt_parse(struct sk_buff *skb)
 	pad = (bth->flags & SIB_BTH_PAD_MASK) >> SIB_BTH_PAD_SHIFT;
 	if (skb->len < hdr_len + pad)
 		return -EINVAL;
+	/* The extended headers are read in place: pull them in (may move data). */
+	if (!pskb_may_pull(skb, hdr_len))
+		return -EINVAL;
+	bth = (const struct sib_bth *)skb->data;
 	if (!(sib_op_flags(bth->opcode) & SIB_OP_PAYLOAD) &&
 	    skb->len != hdr_len)
 		return -EINVAL;
@@ -280,24 +299,82 @@ static void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb)
 		     qp->kick_defer);
 }
 
-/* ---- payload: one copy on the local path ------------------------------ */
+/* ---- payload: page fragments instead of copies ------------------------- */
 
 static bool sib_route_local(struct sib_qp *qp, const struct sib_av *av);
 
+static bool sib_wire_frags = true;
+module_param_named(wire_frags, sib_wire_frags, bool, 0644);
+MODULE_PARM_DESC(wire_frags,
+		 "RoCEv2 packets carry MR page fragments instead of a copy of the payload (default: on)");
+
 /*
- * A packet to a QP of this device need not carry a copy of its payload:
- * it can refer to the sender's pinned pages (page fragments, each holding
- * a page reference), and the receiving engine copies from there straight
- * into the target memory: each byte is moved once. This works for user
- * MRs; any other memory, inline data, and packets for the wire are
- * copied into the skb as before. Fault injection sees the same packets
- * (a duplicate is a linear copy); onecopy_pkts counts the packets built
- * this way.
+ * A packet need not carry a copy of its payload: it can refer to the
+ * sender's pinned pages (page fragments, each holding a page reference).
+ * On the local path, the receiving engine copies from there straight into
+ * the target memory: each byte is moved once. On the wire (RoCEv2) the
+ * ICRC is computed over the fragments, and a veth peer in this kernel
+ * receives them as they are: again one copy, by its responder. This works
+ * for user MRs of connected QPs; any other memory, inline data and UD
+ * packets are copied into the skb as before. Fault injection sees the same
+ * packets (a duplicate is a linear copy). onecopy_pkts and wire_frag_pkts
+ * count the packets built this way.
  */
-static bool sib_pkt_onecopy(struct sib_qp *qp, u32 paylen)
+static enum sib_paymode sib_pkt_paymode(struct sib_qp *qp, u32 paylen)
 {
-	return paylen && qp->ib_qp.qp_type != IB_QPT_UD &&
-	       sib_route_local(qp, &qp->av);
+	if (!paylen || qp->ib_qp.qp_type == IB_QPT_UD)
+		return SIB_PAY_COPY;
+	if (sib_route_local(qp, &qp->av))
+		return SIB_PAY_LOCAL_FRAGS;
+	return READ_ONCE(sib_wire_frags) ? SIB_PAY_WIRE_FRAGS : SIB_PAY_COPY;
+}
+
+/* The pad (at most 3 bytes) and the ICRC, in one fragment. */
+#define SIB_TRAILER_MAX		8
+
+/*
+ * The pad and the ICRC's place of a RoCEv2 packet whose payload is page
+ * fragments: they must follow the payload, so they are one more fragment,
+ * carved from the QP's page_frag_cache (one page allocation per several
+ * thousand packets, none per packet). Returns 0, -E2BIG (no fragment slot
+ * left: the caller copies instead) or -ENOMEM.
+ */
+static int sib_pkt_trailer(struct sib_qp *qp, struct sk_buff *skb)
+{
+	u32 len = ((4 - (sib_pkt(skb)->paylen & 3)) & 3) + SIB_ICRC_LEN;
+	int nr = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	void *va;
+
+	if (nr >= MAX_SKB_FRAGS)
+		return -E2BIG;
+	va = page_frag_alloc(&qp->route.trailer, SIB_TRAILER_MAX, GFP_KERNEL);
+	if (!va)
+		return -ENOMEM;
+	memset(va, 0, len);
+	page = virt_to_head_page(va);
+	skb_fill_page_desc(skb, nr, page, va - page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += SIB_TRAILER_MAX;
+	sib_pkt(skb)->icrc_room = true;
+	return 0;
+}
+
+/* Count a packet built of fragments; on the wire, append its trailer. */
+static int sib_pkt_frags_done(struct sib_qp *qp, struct sk_buff *skb,
+			      enum sib_paymode mode)
+{
+	int ret;
+
+	if (mode == SIB_PAY_LOCAL_FRAGS) {
+		sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
+		return 0;
+	}
+	ret = sib_pkt_trailer(qp, skb);
+	if (!ret)
+		sib_count(qp->sdev, SIB_CNT_WIRE_FRAG_PKTS);
+	return ret;
 }
 
 /**
@@ -315,20 +392,23 @@ struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
 				     struct sib_swqe *s, int *err)
 {
 	struct sib_sgl_pos pos = s->pos;
+	enum sib_paymode mode = SIB_PAY_COPY;
 	struct sk_buff *skb;
 	int ret;
 
-	if (!(s->wr->send_flags & IB_SEND_INLINE) &&
-	    sib_pkt_onecopy(qp, paylen)) {
-		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, false);
+	if (!(s->wr->send_flags & IB_SEND_INLINE))
+		mode = sib_pkt_paymode(qp, paylen);
+	if (mode != SIB_PAY_COPY) {
+		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, mode);
 		if (!skb)
 			goto nomem;
 		ret = sib_sgl_frags(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 				    (struct sib_sge *)(s->wr + 1),
 				    s->wr->num_sge, &pos, skb, paylen);
+		if (!ret)
+			ret = sib_pkt_frags_done(qp, skb, mode);
 		if (!ret) {
 			s->pos = pos;
-			sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
 			return skb;
 		}
 		kfree_skb(skb);
@@ -366,16 +446,16 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 				 u32 psn, bool ack_req, struct sib_mr *mr,
 				 u64 iova)
 {
+	enum sib_paymode mode = sib_pkt_paymode(qp, paylen);
 	struct sk_buff *skb;
 
-	if (sib_pkt_onecopy(qp, paylen) && mr->mr_kind == SIB_MR_USER) {
-		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, false);
+	if (mode != SIB_PAY_COPY && mr->mr_kind == SIB_MR_USER) {
+		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, mode);
 		if (!skb)
 			return NULL;
-		if (!sib_mr_add_frags(mr, iova, skb, paylen)) {
-			sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
+		if (!sib_mr_add_frags(mr, iova, skb, paylen) &&
+		    !sib_pkt_frags_done(qp, skb, mode))
 			return skb;
-		}
 		kfree_skb(skb);
 	}
 	skb = sib_pkt_alloc(qp, opcode, paylen, psn, ack_req);
@@ -562,16 +642,18 @@ static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
 
 /*
  * Put @skb (data at the BTH) on the wire to @av. The ICRC goes in the
- * tailroom sib_pkt_alloc() kept, UDP and IP in its headroom. Called with
+ * tailroom sib_pkt_alloc() kept, or in the trailer fragment of a packet
+ * of page fragments; UDP and IP go in its headroom. Called with
  * the QP's engine mutex held, in process context.
  */
 static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		    const struct sib_av *av)
 {
-	struct sib_rx_defer defer, *prev;
+	struct sib_rx_defer defer, *prev, *d;
 	struct dst_entry *dst;
 	struct net *net;
 	bool corrupt;
+	__le32 icrc;
 	int ret;
 
 	rcu_read_lock();
@@ -584,25 +666,33 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		return PTR_ERR(dst);
 	}
 	corrupt = sib_pkt(skb)->corrupt;
-	skb_put_zero(skb, SIB_ICRC_LEN);
+	if (!sib_pkt(skb)->icrc_room)
+		skb_put_zero(skb, SIB_ICRC_LEN);
 	sib_push_udp(skb, av->udp_sport);
 	if (sib_av_is_v4(av))
 		sib_push_ip4(net, skb, av, dst);
 	else
 		sib_push_ip6(skb, av, dst);
 	/* An injected corruption damages the ICRC, as a bad link would. */
-	put_unaligned_le32(sib_icrc(skb) ^ corrupt,
-			   skb_tail_pointer(skb) - SIB_ICRC_LEN);
+	icrc = cpu_to_le32(sib_icrc(skb) ^ corrupt);
+	skb_store_bits(skb, skb->len - SIB_ICRC_LEN, &icrc, sizeof(icrc));
 
 	/* skb->cb becomes the IP layer's; sib_pkt is no longer needed. */
 	memset(skb->cb, 0, sizeof(skb->cb));
 	skb->ip_summed = CHECKSUM_NONE;
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst);
+	/*
+	 * Inside an engine pass, what this packet's softirq receives waits
+	 * for the end of the pass, as on the local path: the peer's engines
+	 * then take the pass' whole burst in one run (and can coalesce
+	 * their ACKs); otherwise, for this transmission alone.
+	 */
 	defer.n = 0;
+	d = qp->kick_defer ? qp->kick_defer : &defer;
 	preempt_disable();
 	prev = this_cpu_read(sib_rx_defer);
-	this_cpu_write(sib_rx_defer, &defer);
+	this_cpu_write(sib_rx_defer, d);
 	if (skb->protocol == htons(ETH_P_IP))
 		ret = ip_local_out(net, NULL, skb);
 	else
@@ -657,8 +747,15 @@ void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb)
 /* The QP is being destroyed and its engines have stopped. */
 void sib_net_qp_fini(struct sib_qp *qp)
 {
+	struct page_frag_cache *nc = &qp->route.trailer;
+
 	sib_route_drop(&qp->route);
 	qp->route.valid = false;
+	/* Trailers still in flight hold references of their own. */
+	if (nc->va)
+		__page_frag_cache_drain(virt_to_head_page(nc->va),
+					nc->pagecnt_bias);
+	nc->va = NULL;
 }
 
 /* ---- off the wire ---------------------------------------------------------- */
@@ -720,22 +817,28 @@ static unsigned int sib_rcv_qp_check(struct sib_qp *qp, struct sk_buff *skb)
 /*
  * Check the framing and the ICRC of a packet whose data starts at the UDP
  * header, and strip both: on success the data starts at the BTH and ends
- * with the padded payload. Returns the counter to bump on failure, or
- * SIB_NUM_CNT.
+ * with the padded payload. The packet is not linearised: the IP, UDP and
+ * transport headers are pulled into the linear part, the payload stays
+ * where it is (page fragments of a veth peer's packet, say) until the
+ * engines copy it into the target memory. Returns the counter to bump on
+ * failure, or SIB_NUM_CNT.
  */
 static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
 {
-	u32 icrc;
+	__le32 icrc;
 
-	if (skb_linearize(skb) || !sib_rcv_ip_ok(skb) ||
-	    skb->len < sizeof(struct udphdr) + sizeof(struct sib_bth) +
-		       SIB_ICRC_LEN)
+	if (skb->len < sizeof(struct udphdr) + sizeof(struct sib_bth) +
+		       SIB_ICRC_LEN ||
+	    !pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(struct sib_bth)) ||
+	    !sib_rcv_ip_ok(skb))
 		return SIB_CNT_HDR_ERRORS;
-	icrc = get_unaligned_le32(skb_tail_pointer(skb) - SIB_ICRC_LEN);
-	if (icrc != sib_icrc(skb))
+	if (skb_copy_bits(skb, skb->len - SIB_ICRC_LEN, &icrc, sizeof(icrc)))
+		return SIB_CNT_HDR_ERRORS;
+	if (le32_to_cpu(icrc) != sib_icrc(skb))
 		return SIB_CNT_ICRC_ERRORS;
 	__skb_pull(skb, sizeof(struct udphdr));
-	__skb_trim(skb, skb->len - SIB_ICRC_LEN);
+	if (pskb_trim(skb, skb->len - SIB_ICRC_LEN))
+		return SIB_CNT_HDR_ERRORS;
 	if (sib_pkt_parse(skb))
 		return SIB_CNT_HDR_ERRORS;
 	return SIB_NUM_CNT;

@@ -195,8 +195,11 @@ struct sib_resp {
  * @dst:	cached route to a remote destination (a reference), or NULL
  * @net:	the namespace @dst was looked up in
  * @cookie:	IPv6 route cookie for dst_check()
+ * @trailer:	page fragments for the pad and ICRC of RoCEv2 packets whose
+ *		payload is MR page fragments (sib_pkt_trailer())
  *
- * Used only by sib_pkt_send(), under the QP's @engine mutex.
+ * Used only by the packet builders and sib_pkt_send(), under the QP's
+ * @engine mutex.
  */
 struct sib_route {
 	union ib_gid dgid;
@@ -207,6 +210,7 @@ struct sib_route {
 	struct dst_entry *dst;
 	struct net *net;
 	u32 cookie;
+	struct page_frag_cache trailer;
 };
 
 /* QPs to kick later, in process context (sib_net.c). */
@@ -389,6 +393,7 @@ struct sib_pkt {
 	bool se;
 	bool corrupt;		/* fault injection: fails the ICRC check */
 	bool local;		/* came by the local path */
+	bool icrc_room;		/* ends with the pad and the ICRC's place */
 };
 
 static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)
@@ -402,7 +407,7 @@ static inline void *sib_pkt_eth(struct sk_buff *skb, u32 which)
 	return skb->data + sib_eth_offset(sib_pkt(skb)->opcode, which);
 }
 
-/* The payload of a linear packet (one from the wire, or a copy). */
+/* The payload of a packet built linear, for sending. */
 static inline void *sib_pkt_payload(struct sk_buff *skb)
 {
 	return skb->data + sib_pkt(skb)->hdr_len;
@@ -513,6 +518,6 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 int sib_pkt_parse(struct sk_buff *skb);
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_qp_fini(struct sib_qp *qp);
-u32 sib_icrc(const struct sk_buff *skb);
+u32 sib_icrc(struct sk_buff *skb);
 
 #endif /* SIB_QP_H */

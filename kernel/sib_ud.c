@@ -245,10 +245,9 @@ void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb)
 	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rwqe.sge,
 			   rwqe.num_sge, &pos, grh, SIB_GRH_LEN, SIB_TO_MEM);
 	if (!ret)
-		ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-				   rwqe.sge, rwqe.num_sge, &pos,
-				   sib_pkt_payload(skb), pkt->paylen,
-				   SIB_TO_MEM);
+		ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+				       rwqe.sge, rwqe.num_sge, &pos, skb,
+				       pkt->hdr_len, pkt->paylen, SIB_TO_MEM);
 	if (ret)
 		cqe.status = ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
 			     IB_WC_LOC_PROT_ERR;

@@ -334,6 +334,8 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_ONECOPY_PKTS].name = "onecopy_pkts",
 	[SIB_CNT_DOORBELLS].name = "doorbells",
 	[SIB_CNT_NAK_IN_RETRY].name = "naks_during_retry",
+	[SIB_CNT_WIRE_FRAG_PKTS].name = "wire_frag_pkts",
+	[SIB_CNT_ACKS_COALESCED].name = "acks_coalesced",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

@@ -604,6 +604,38 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * ACK coalescing (IBA 9.7.5.1.2: an ACK acknowledges every PSN up to its
+ * own). When the packet at the head of the input queue is the next
+ * request in sequence, a SEND or WRITE packet that asks for an ACK
+ * itself, the ACK the engine is about to send for it (or the NAK or RNR
+ * NAK, which acknowledges the packets before it just as well) covers the
+ * packet just executed too: this one is left out. A burst of small
+ * messages then costs one ACK, not one per message. Never past a READ or
+ * atomic: only its response may acknowledge it (see
+ * sib_resp_dup_ack_psn()). If that next packet never runs (the QP leaves
+ * RTS), the requester's timer recovers as for a lost ACK. Called with
+ * qp->resp.psn already past the packet just executed.
+ */
+static bool sib_resp_ack_later(struct sib_qp *qp)
+{
+	const struct sib_pkt *next;
+	unsigned long flags;
+	bool later = false;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	if (!skb_queue_empty(&qp->rxq)) {
+		next = sib_pkt(skb_peek(&qp->rxq));
+		later = next->ack_req && next->psn == qp->resp.psn &&
+			(next->flags & SIB_OP_REQ) &&
+			!(next->flags & (SIB_OP_READ | SIB_OP_ATOMIC));
+	}
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	if (later)
+		sib_count(qp->sdev, SIB_CNT_ACKS_COALESCED);
+	return later;
+}
+
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
@@ -646,7 +678,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		    !(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC)))
 			qp->resp.msn++;
 		if (pkt->ack_req && qp->ib_qp.qp_type == IB_QPT_RC &&
-		    !(pkt->flags & SIB_OP_ATOMIC))
+		    !(pkt->flags & SIB_OP_ATOMIC) && !sib_resp_ack_later(qp))
 			sib_resp_ack(qp, pkt->psn, sib_ack_syndrome(qp));
 	}
 	qp->resp.last_op = (pkt->flags & SIB_OP_LAST) ? 0xff : pkt->opcode;

@@ -19,11 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "kselftest_harness.h"
+#include "sib_pair_t.h"
 #include "sib_util.h"
 #include "sib_pair.h"
 
@@ -610,6 +612,410 @@ TEST_F_TIMEOUT(inject, hostile_packets, 300)
 	EXPECT_EQ(0, send_b_to_a(&self->b, &self->a, 3000));
 }
 
+/* ---- page fragments, ICRC over them, ACK coalescing --------------------- */
+
+#define FBUF	(256 * 1024)
+
+/* One end of the frag tests: an RC QP and a large buffer. */
+struct fend {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *p;
+	int gid;
+};
+
+#define ACC_RW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		 IBV_ACCESS_REMOTE_READ)
+
+static int fend_open(struct fend *e, const char *dev, int gid)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
+			 .max_send_sge = 4, .max_recv_sge = 4 },
+	};
+
+	e->gid = gid;
+	e->ctx = pair_open_dev(dev);
+	if (!e->ctx)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = e->pd ? ibv_create_cq(e->ctx, 256, NULL, NULL, 0) : NULL;
+	if (!e->cq)
+		return -1;
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &ia);
+	e->p = aligned_alloc(4096, FBUF);
+	if (!e->qp || !e->p)
+		return -1;
+	memset(e->p, 0, FBUF);
+	e->mr = ibv_reg_mr(e->pd, e->p, FBUF, ACC_RW);
+	return e->mr ? 0 : -1;
+}
+
+static void fend_close(struct fend *e)
+{
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	free(e->p);
+}
+
+static int fend_connect(struct fend *e, struct fend *peer, uint32_t rq_psn,
+			uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = ACC_RW,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = e->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	if (ibv_query_gid(peer->ctx, 1, peer->gid, &a.ah_attr.grh.dgid) ||
+	    ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 10;		/* 4 ms: the faulty cases retry quickly */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Wait for @n completions on @cq, all successful; their wr_ids in order. */
+static int fpoll(struct ibv_cq *cq, int n, uint64_t first_id)
+{
+	struct ibv_wc wc;
+
+	for (int got = 0, i = 0; got < n; ) {
+		int r = ibv_poll_cq(cq, 1, &wc);
+
+		if (r < 0)
+			return -1;
+		if (!r) {
+			if (++i > 20000)
+				return -2;	/* 20 s */
+			usleep(1000);
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != first_id + got) {
+			fprintf(stderr, "wc %llu: status %d (want id %llu)\n",
+				(unsigned long long)wc.wr_id, wc.status,
+				(unsigned long long)(first_id + got));
+			return -3;
+		}
+		got++;
+	}
+	return 0;
+}
+
+static int fpost(struct fend *e, enum ibv_wr_opcode op, uint64_t id,
+		 struct ibv_sge *sg, int nsge, struct fend *peer, size_t roff)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = sg, .num_sge = nsge, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (peer) {
+		wr.wr.rdma.remote_addr = (uintptr_t)peer->p + roff;
+		wr.wr.rdma.rkey = peer->mr->rkey;
+	}
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+static struct ibv_sge fsge(struct fend *e, size_t off, uint32_t len)
+{
+	return (struct ibv_sge){ (uintptr_t)e->p + off, len, e->mr->lkey };
+}
+
+static void fpattern(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+static long fnot(const uint8_t *p, size_t len, uint8_t c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != c)
+			return i;
+	return -1;
+}
+
+static int wire_frags(int on)
+{
+	return sh("echo %d > /sys/module/rdma_sib/parameters/wire_frags", on);
+}
+
+static int sib_fault_set(const char *dev, const char *knob, long val)
+{
+	return sh("echo %ld > /sys/kernel/debug/sib/%s/fault/%s", val, dev,
+		  knob);
+}
+
+FIXTURE(frags) {
+	struct fend a, b;
+};
+
+FIXTURE_SETUP(frags)
+{
+	memset(&self->a, 0, sizeof(self->a));
+	memset(&self->b, 0, sizeof(self->b));
+	ASSERT_EQ(0, net_setup(true));
+	ASSERT_EQ(0, neigh_warmup(true));
+	ASSERT_EQ(0, fend_open(&self->a, "sibA", wait_gid_index("sibA", IP4A)));
+	ASSERT_EQ(0, fend_open(&self->b, "sibB", wait_gid_index("sibB", IP4B)));
+	ASSERT_EQ(0, fend_connect(&self->a, &self->b, PSN_A, PSN_B));
+	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A));
+}
+
+FIXTURE_TEARDOWN(frags)
+{
+	wire_frags(1);
+	sib_fault_set("sibA", "active", 0);
+	sib_fault_set("sibB", "active", 0);
+	fend_close(&self->a);
+	fend_close(&self->b);
+	net_cleanup();
+}
+
+/*
+ * B writes, sends and reads A's memory at odd offsets and lengths (pads of
+ * 1-3 bytes), SGEs crossing pages; every byte arrives, nothing around it
+ * is touched. Returns the number of failed checks.
+ */
+static int frag_round(struct fend *a, struct fend *b, uint32_t seed)
+{
+	struct ibv_sge sg[3], rg[2];
+	struct ibv_recv_wr rwr = { .wr_id = 50, .sg_list = rg, .num_sge = 2 },
+			   *bad;
+	int fail = 0;
+
+	/* WRITE 100001 bytes from B+123 to A+777. */
+	memset(a->p, 0, FBUF);
+	fpattern(b->p, FBUF, seed);
+	sg[0] = fsge(b, 123, 100001);
+	if (fpost(b, IBV_WR_RDMA_WRITE, 1, sg, 1, a, 777) ||
+	    fpoll(b->cq, 1, 1))
+		return 100;
+	fail += !!memcmp(a->p + 777, b->p + 123, 100001);
+	fail += fnot(a->p, 777, 0) != -1;
+	fail += fnot(a->p + 777 + 100001, 4096, 0) != -1;
+
+	/* SEND of three SGEs (14003 bytes) into a receive of two. */
+	memset(a->p, 0, FBUF);
+	sg[0] = fsge(b, 4000, 5000);
+	sg[1] = fsge(b, 20001, 3);
+	sg[2] = fsge(b, 40000, 9000);
+	rg[0] = fsge(a, 8190, 7000);
+	rg[1] = fsge(a, 60001, 10000);
+	if (ibv_post_recv(a->qp, &rwr, &bad) ||
+	    fpost(b, IBV_WR_SEND, 2, sg, 3, NULL, 0) ||
+	    fpoll(b->cq, 1, 2) || fpoll(a->cq, 1, 50))
+		return 100;
+	fail += !!memcmp(a->p + 8190, b->p + 4000, 5000);
+	fail += !!memcmp(a->p + 8190 + 5000, b->p + 20001, 3);
+	fail += !!memcmp(a->p + 8190 + 5003, b->p + 40000, 1997);
+	fail += !!memcmp(a->p + 60001, b->p + 41997, 7003);
+	fail += fnot(a->p + 60001 + 7003, 4096, 0) != -1;
+
+	/* READ 50001 bytes of A+4097 into B+5: A's responses carry A's pages. */
+	fpattern(a->p, FBUF, seed + 1);
+	memset(b->p, 0, FBUF);
+	sg[0] = fsge(b, 5, 50001);
+	if (fpost(b, IBV_WR_RDMA_READ, 3, sg, 1, a, 4097) ||
+	    fpoll(b->cq, 1, 3))
+		return 100;
+	fail += !!memcmp(b->p + 5, a->p + 4097, 50001);
+	fail += fnot(b->p + 5 + 50001, 4096, 0) != -1;
+	return fail;
+}
+
+/*
+ * RoCEv2 packets carry the sender's MR pages as fragments (wire_frag_pkts
+ * counts them), the ICRC is computed over the fragments, and the receiver
+ * copies from them without linearising. With wire_frags=0 the payload is
+ * copied into the packet, as before. Same bytes either way.
+ */
+TEST_F_TIMEOUT(frags, frag_payload, 300)
+{
+	long long fb, fa;
+
+	for (int on = 1; on >= 0; on--) {
+		TH_LOG("wire_frags=%d", on);
+		ASSERT_EQ(0, wire_frags(on));
+		fb = link_counter("sibB", "wire_frag_pkts");
+		fa = link_counter("sibA", "wire_frag_pkts");
+		EXPECT_EQ(0, frag_round(&self->a, &self->b, 7 + on));
+		if (on) {
+			/* 98 WRITE, 14 SEND packets; 49 READ responses. */
+			EXPECT_LE(fb + 112, link_counter("sibB", "wire_frag_pkts"));
+			EXPECT_LE(fa + 49, link_counter("sibA", "wire_frag_pkts"));
+		} else {
+			EXPECT_EQ(fb, link_counter("sibB", "wire_frag_pkts"));
+			EXPECT_EQ(fa, link_counter("sibA", "wire_frag_pkts"));
+		}
+	}
+	EXPECT_EQ(0, link_counter("sibA", "icrc_errors"));
+	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
+}
+
+/*
+ * B damages the ICRC of 10% of what it sends (fragment payloads included);
+ * A drops each of them and counts it; retransmission still delivers
+ * every byte.
+ */
+TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
+{
+	long long icrc = link_counter("sibA", "icrc_errors");
+	long long fb = link_counter("sibB", "wire_frag_pkts");
+
+	ASSERT_EQ(0, sib_fault_set("sibB", "corrupt", 100000));
+	ASSERT_EQ(0, sib_fault_set("sibB", "dir", 1));
+	ASSERT_EQ(0, sib_fault_set("sibB", "seed", 6));
+	ASSERT_EQ(0, sib_fault_set("sibB", "active", 1));
+	EXPECT_EQ(0, frag_round(&self->a, &self->b, 11));
+	ASSERT_EQ(0, sib_fault_set("sibB", "active", 0));
+	EXPECT_LT(icrc + 5, link_counter("sibA", "icrc_errors"));
+	EXPECT_LE(fb + 112, link_counter("sibB", "wire_frag_pkts"));
+	EXPECT_LT(0, link_counter("sibB", "retransmits"));
+}
+
+/*
+ * The MR (and the memory) of a WRITE is gone while its packets, which
+ * refer to its pages, still wait in A's receive path (delayed 100 ms):
+ * the packets hold page references, so A still copies the bytes that
+ * were there, and nothing touches freed memory.
+ */
+TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
+{
+	size_t len = 64 * 1024;
+	struct ibv_qp_attr attr = {};
+	struct ibv_sge sg;
+	struct ibv_mr *mr;
+	uint8_t *src, *want;
+
+	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	want = malloc(len);
+	ASSERT_NE(MAP_FAILED, src);
+	ASSERT_NE(NULL, want);
+	fpattern(src, len, 99);
+	memcpy(want, src, len);
+	mr = ibv_reg_mr(self->b.pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, mr);
+	/* No retransmission (it could not read the MR any more): 1 s timer. */
+	attr.timeout = 18;
+	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_TIMEOUT));
+	ASSERT_EQ(0, sib_fault_set("sibA", "delay", 1000000));
+	ASSERT_EQ(0, sib_fault_set("sibA", "delay_us", 100000));
+	ASSERT_EQ(0, sib_fault_set("sibA", "dir", 2));
+	ASSERT_EQ(0, sib_fault_set("sibA", "active", 1));
+	memset(self->a.p, 0, FBUF);
+	sg = (struct ibv_sge){ (uintptr_t)src + 3, len - 3, mr->lkey };
+	ASSERT_EQ(0, fpost(&self->b, IBV_WR_RDMA_WRITE, 9, &sg, 1, &self->a, 0));
+	/* Sent in the post's system call; give the last packets a moment. */
+	usleep(50000);
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	memset(src, 0xee, len);
+	EXPECT_EQ(0, munmap(src, len));
+	/* A copies from the delayed packets; its ACK completes the WRITE. */
+	EXPECT_EQ(0, fpoll(self->b.cq, 1, 9));
+	ASSERT_EQ(0, sib_fault_set("sibA", "active", 0));
+	EXPECT_EQ(0, memcmp(self->a.p, want + 3, len - 3));
+	free(want);
+	/* The pair still works. */
+	EXPECT_EQ(0, frag_round(&self->a, &self->b, 12));
+}
+
+/*
+ * A burst of small SENDs: A's responder takes the burst in one run and
+ * acknowledges it with fewer ACKs than messages (acks_coalesced); under
+ * drops both ways, every WR still completes, in order, with its data.
+ */
+TEST_F_TIMEOUT(frags, coalesced_acks, 300)
+{
+	struct ibv_recv_wr rwr[32], *bad_r;
+	struct ibv_send_wr swr[32], *bad_s;
+	struct ibv_sge rs[32], ss[32];
+	long long co = link_counter("sibA", "acks_coalesced");
+	long long ackd;
+
+	for (int round = 0; round < 40; round++) {
+		if (round == 1) {
+			EXPECT_LT(co, link_counter("sibA", "acks_coalesced"));
+			ASSERT_EQ(0, sib_fault_set("sibB", "drop", 50000));
+			ASSERT_EQ(0, sib_fault_set("sibB", "dir", 3));
+			ASSERT_EQ(0, sib_fault_set("sibB", "seed", round));
+			ASSERT_EQ(0, sib_fault_set("sibB", "active", 1));
+		}
+		fpattern(self->b.p, 32 * 100, round);
+		memset(self->a.p, 0, 32 * 128);
+		for (int i = 0; i < 32; i++) {
+			rs[i] = fsge(&self->a, i * 128, 128);
+			rwr[i] = (struct ibv_recv_wr){
+				.wr_id = 1000 + i, .sg_list = &rs[i], .num_sge = 1,
+				.next = i < 31 ? &rwr[i + 1] : NULL,
+			};
+			ss[i] = fsge(&self->b, i * 100, 61 + i);
+			swr[i] = (struct ibv_send_wr){
+				.wr_id = 1000 + i, .sg_list = &ss[i], .num_sge = 1,
+				.opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.next = i < 31 ? &swr[i + 1] : NULL,
+			};
+		}
+		ASSERT_EQ(0, ibv_post_recv(self->a.qp, rwr, &bad_r));
+		ASSERT_EQ(0, ibv_post_send(self->b.qp, swr, &bad_s));
+		ASSERT_EQ(0, fpoll(self->b.cq, 32, 1000)) TH_LOG("round %d", round);
+		ASSERT_EQ(0, fpoll(self->a.cq, 32, 1000)) TH_LOG("round %d", round);
+		for (int i = 0; i < 32; i++) {
+			EXPECT_EQ(0, memcmp(self->a.p + i * 128,
+					    self->b.p + i * 100, 61 + i))
+				TH_LOG("round %d message %d", round, i);
+		}
+	}
+	ASSERT_EQ(0, sib_fault_set("sibB", "active", 0));
+	ackd = link_counter("sibA", "acks_coalesced") - co;
+	TH_LOG("acks_coalesced %lld for 1280 SENDs; sibB retransmits %lld",
+	       ackd, link_counter("sibB", "retransmits"));
+	EXPECT_LT(0, link_counter("sibB", "retransmits"));
+}
+
 /* ---- rdma_rxe ---------------------------------------------------------------- */
 
 /*
@@ -805,4 +1211,4 @@ TEST_F_TIMEOUT(move, netns_move, 300)
 	net_cleanup();
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

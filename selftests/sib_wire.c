@@ -672,8 +672,9 @@ static void fend_close(struct fend *e)
 	free(e->p);
 }
 
+/* @timeout: the local ACK timeout's exponent (4.096 us * 2^timeout). */
 static int fend_connect(struct fend *e, struct fend *peer, uint32_t rq_psn,
-			uint32_t sq_psn)
+			uint32_t sq_psn, uint8_t timeout)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -703,7 +704,7 @@ static int fend_connect(struct fend *e, struct fend *peer, uint32_t rq_psn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 10;		/* 4 ms: the faulty cases retry quickly */
+	a.timeout = timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
@@ -799,8 +800,9 @@ FIXTURE_SETUP(frags)
 	ASSERT_EQ(0, neigh_warmup(true));
 	ASSERT_EQ(0, fend_open(&self->a, "sibA", wait_gid_index("sibA", IP4A)));
 	ASSERT_EQ(0, fend_open(&self->b, "sibB", wait_gid_index("sibB", IP4B)));
-	ASSERT_EQ(0, fend_connect(&self->a, &self->b, PSN_A, PSN_B));
-	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A));
+	/* 4 ms: the faulty cases retry quickly. */
+	ASSERT_EQ(0, fend_connect(&self->a, &self->b, PSN_A, PSN_B, 10));
+	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 10));
 }
 
 FIXTURE_TEARDOWN(frags)
@@ -938,9 +940,13 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	memcpy(want, src, len);
 	mr = ibv_reg_mr(self->b.pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, mr);
-	/* No retransmission (it could not read the MR any more): 1 s timer. */
-	attr.timeout = 18;
-	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_TIMEOUT));
+	/*
+	 * No retransmission (it could not read the MR any more): B gets a
+	 * 1 s timer. Nothing was sent yet, so B connects again from RESET.
+	 */
+	attr.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
+	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 18));
 	ASSERT_EQ(0, sib_fault_set("sibA", "delay", 1000000));
 	ASSERT_EQ(0, sib_fault_set("sibA", "delay_us", 100000));
 	ASSERT_EQ(0, sib_fault_set("sibA", "dir", 2));

@@ -919,17 +919,21 @@ TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
 
 /*
  * The MR (and the memory) of a WRITE is gone while its packets, which
- * refer to its pages, still wait in A's receive path (delayed 100 ms):
- * the packets hold page references, so A still copies the bytes that
- * were there, and nothing touches freed memory.
+ * refer to its pages, still wait in A's receive path (each held 3 s by
+ * A's delay fault): the packets hold page references, so A still copies
+ * the bytes that were there, and nothing touches freed memory (the VM
+ * runner fails on any "Bad page" or other kernel warning). B has no ACK
+ * timer, so nothing is sent again after the MR is gone.
  */
 TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 {
 	size_t len = 64 * 1024;
+	long long sent, delayed, fb;
 	struct ibv_qp_attr attr = {};
 	struct ibv_sge sg;
 	struct ibv_mr *mr;
 	uint8_t *src, *want;
+	char path[96], buf[32];
 
 	src = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -940,25 +944,35 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	memcpy(want, src, len);
 	mr = ibv_reg_mr(self->b.pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, mr);
-	/*
-	 * No retransmission (it could not read the MR any more): B gets a
-	 * 1 s timer. Nothing was sent yet, so B connects again from RESET.
-	 */
+	/* Nothing was sent yet: B connects again, without an ACK timer. */
 	attr.qp_state = IBV_QPS_RESET;
 	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
-	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 18));
+	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 0));
 	ASSERT_EQ(0, sib_fault_set("sibA", "delay", 1000000));
-	ASSERT_EQ(0, sib_fault_set("sibA", "delay_us", 100000));
+	ASSERT_EQ(0, sib_fault_set("sibA", "delay_us", 3000000));
 	ASSERT_EQ(0, sib_fault_set("sibA", "dir", 2));
 	ASSERT_EQ(0, sib_fault_set("sibA", "active", 1));
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/debug/sib/sibA/fault/injected_delay");
 	memset(self->a.p, 0, FBUF);
+	sent = link_counter("sibB", "sent_pkts");
+	fb = link_counter("sibB", "wire_frag_pkts");
 	sg = (struct ibv_sge){ (uintptr_t)src + 3, len - 3, mr->lkey };
 	ASSERT_EQ(0, fpost(&self->b, IBV_WR_RDMA_WRITE, 9, &sg, 1, &self->a, 0));
-	/* Sent in the post's system call; give the last packets a moment. */
-	usleep(50000);
+	/* All 64 packets built (from the MR's pages) and held at A. */
+	for (int i = 0; i < 500; i++) {
+		delayed = read_text(path, buf, sizeof(buf)) > 0 ? atoll(buf) : 0;
+		if (link_counter("sibB", "sent_pkts") >= sent + 64 &&
+		    delayed >= 64)
+			break;
+		usleep(2000);
+	}
+	ASSERT_LE(sent + 64, link_counter("sibB", "sent_pkts"));
+	ASSERT_LE(fb + 64, link_counter("sibB", "wire_frag_pkts"));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
-	memset(src, 0xee, len);
 	EXPECT_EQ(0, munmap(src, len));
+	/* Still nothing has landed: the packets were in flight. */
+	EXPECT_EQ(-1, fnot(self->a.p, len, 0));
 	/* A copies from the delayed packets; its ACK completes the WRITE. */
 	EXPECT_EQ(0, fpoll(self->b.cq, 1, 9));
 	ASSERT_EQ(0, sib_fault_set("sibA", "active", 0));

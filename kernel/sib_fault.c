@@ -49,6 +49,10 @@ static bool sib_fault_roll(struct sib_fault *f, u32 ppm)
 	return ppm && prandom_u32_state(&f->rnd) % 1000000 < ppm;
 }
 
+/*
+ * Release the delayed packets that are due, in order; wait again for the
+ * next one. Each packet waits its own delay_us, however many follow it.
+ */
 static void sib_fault_release(struct timer_list *t)
 {
 	struct sib_fault *f = from_timer(f, t, timer);
@@ -58,7 +62,13 @@ static void sib_fault_release(struct timer_list *t)
 
 	__skb_queue_head_init(&due);
 	spin_lock_irqsave(&f->lock, flags);
-	skb_queue_splice_init(&f->delayed, &due);
+	while ((skb = skb_peek(&f->delayed)) &&
+	       time_after_eq(jiffies, sib_pkt(skb)->due)) {
+		__skb_unlink(skb, &f->delayed);
+		__skb_queue_tail(&due, skb);
+	}
+	if (skb && !f->dying)
+		mod_timer(&f->timer, sib_pkt(skb)->due);
 	spin_unlock_irqrestore(&f->lock, flags);
 	while ((skb = __skb_dequeue(&due)))
 		f->deliver(f->sdev, skb);
@@ -130,8 +140,10 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		goto out;
 	if (sib_fault_roll(f, f->delay)) {
 		f->injected[SIB_FI_DELAY]++;
+		sib_pkt(skb)->due = jiffies + usecs_to_jiffies(f->delay_us);
 		__skb_queue_tail(&f->delayed, skb);
-		mod_timer(&f->timer, jiffies + usecs_to_jiffies(f->delay_us));
+		if (!timer_pending(&f->timer))
+			mod_timer(&f->timer, sib_pkt(skb)->due);
 		out = *extra;
 		*extra = NULL;
 		goto out;

@@ -394,6 +394,7 @@ struct sib_pkt {
 	bool corrupt;		/* fault injection: fails the ICRC check */
 	bool local;		/* came by the local path */
 	bool icrc_room;		/* ends with the pad and the ICRC's place */
+	unsigned long due;	/* fault injection: when a delayed one goes */
 };
 
 static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)

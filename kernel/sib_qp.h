@@ -74,6 +74,7 @@ enum sib_swqe_state {
  * @ssn:	send sequence number of its message (for credits)
  * @all_sent:	every packet went out once: @first_psn and @last_psn are
  *		final, also while the WQE is being sent again after a rewind
+ * @begun:	SEND/WRITE: its first packet went out, @first_psn is valid
  */
 struct sib_swqe {
 	struct sib_send_wqe *wr;
@@ -88,6 +89,7 @@ struct sib_swqe {
 	struct sib_sgl_pos rpos;
 	u32 ssn;
 	bool all_sent;
+	bool begun;
 };
 
 /**

@@ -254,8 +254,10 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
 		sib_pkt(skb)->se = true;
 	}
-	if (first)
+	if (first) {
 		s->first_psn = qp->req.psn;
+		s->begun = true;
+	}
 	if (!s->all_sent)
 		s->last_psn = qp->req.psn;
 	s->sent += seg;
@@ -478,9 +480,13 @@ void sib_req_forward(struct sib_qp *qp, u32 psn)
 	}
 	if (qp->req.idx != qp->req.fetched) {
 		s = sib_swqe_at(qp, qp->req.idx);
-		if (s->all_sent && !sib_op_is_rd_atomic(s->wr->opcode) &&
+		/*
+		 * Also a WQE not yet sent in full: its packets up to @psn
+		 * arrived, and it must go on with the data of @psn.
+		 */
+		if (s->begun && !sib_op_is_rd_atomic(s->wr->opcode) &&
 		    sib_psn_cmp(psn, s->first_psn) > 0 &&
-		    sib_psn_cmp(psn, s->last_psn) <= 0)
+		    (!s->all_sent || sib_psn_cmp(psn, s->last_psn) <= 0))
 			sib_swqe_restart(qp, s, (psn - s->first_psn) &
 					 SIB_PSN_MASK);
 	}

@@ -6,6 +6,7 @@
  * rights, misaligned atomics, receive buffer too small), local errors
  * (bad lkey, SGE beyond the MR, message longer than max_msg_sz), RNR with
  * and without retries, retry exhaustion towards a QP that does not exist,
+ * ACKs that arrive after the ACK timeout in the middle of a message,
  * flushing, and the verbs' own refusals (posting in RESET, to a full
  * queue).
  *
@@ -629,6 +630,71 @@ TEST_F(err, retry_exhausted)
 		EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
 		ASSERT_EQ(0, pair_reconnect(&p));
 	}
+	pair_destroy(&p);
+}
+
+/*
+ * ACKs that come back after the local ACK timeout, in the middle of a
+ * message longer than the window (1 MiB at MTU 256: 4096 packets, 1024 in
+ * flight): the timeout sends the oldest packet again, then the late ACKs
+ * acknowledge past it and the requester must go on from the acknowledged
+ * PSN *with the data of that PSN*. The timeout is 33.6 ms; every ACK
+ * is delayed by 30 to 70 ms. A WRITE and a SEND of 1 MiB arrive intact, and
+ * the receive completes with the right length (a requester that went on
+ * from the wrong offset sends more data than the message holds: the
+ * responder answers with an invalid request NAK, or the receive fails
+ * with a length error).
+ */
+TEST_F_TIMEOUT(err, late_acks_mid_message, 600)
+{
+	struct ibv_sge ls = mk_sge(&self->l, 0, BUFSZ);
+	struct ibv_sge rs = mk_sge(&self->r, 0, BUFSZ);
+	long long t0 = link_counter("sib0", "ack_timeouts");
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.mtu = IBV_MTU_256;
+	o.timeout = 13;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	ASSERT_EQ(0, fault_knob_set("sib0", "classes", 16));	/* ACKs */
+	ASSERT_EQ(0, fault_knob_set("sib0", "delay", 1000000));
+	ASSERT_EQ(0, fault_knob_set("sib0", "dir", 3));
+	fill_pattern(self->l.p, BUFSZ, 41);
+	/*
+	 * When the late ACKs arrive relative to the timeout and the resend
+	 * depends on the machine's speed: sweep the delay around it.
+	 */
+	for (int d = 30; d <= 70; d += 4) {
+		ASSERT_EQ(0, fault_knob_set("sib0", "delay_us", d * 1000));
+		ASSERT_EQ(0, fault_knob_set("sib0", "active", 1));
+		memset(self->r.p, 0, BUFSZ);
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, d, &ls, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+		expect_wc("write", p.scq[0], d, IBV_WC_SUCCESS,
+			  IBV_WC_RDMA_WRITE, p.qp[0]->qp_num, ANY, NULL);
+		EXPECT_SAME(self->r.p, self->l.p, BUFSZ, "write");
+
+		memset(self->r.p, 0, BUFSZ);
+		ASSERT_EQ(0, post_recv_sges(p.qp[1], d + 1, &rs, 1));
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, d + 2, &ls, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		expect_wc("recv", p.rcq[1], d + 1, IBV_WC_SUCCESS,
+			  IBV_WC_RECV, p.qp[1]->qp_num, BUFSZ, NULL);
+		expect_wc("send", p.scq[0], d + 2, IBV_WC_SUCCESS, IBV_WC_SEND,
+			  p.qp[0]->qp_num, ANY, NULL);
+		EXPECT_SAME(self->r.p, self->l.p, BUFSZ, "send");
+		/* Let the last late ACKs come home before the next round. */
+		ASSERT_EQ(0, fault_knob_set("sib0", "active", 0));
+		usleep(100000);
+	}
+	EXPECT_LT(0, fault_knob_get("sib0", "injected_delay"));
+	/* The case happened: the ACK timer fired while ACKs were on the way. */
+	EXPECT_LT(t0, link_counter("sib0", "ack_timeouts"));
+	TH_LOG("ack_timeouts %lld, retransmits %lld",
+	       link_counter("sib0", "ack_timeouts"),
+	       link_counter("sib0", "retransmits"));
 	pair_destroy(&p);
 }
 

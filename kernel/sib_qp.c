@@ -177,7 +177,11 @@ static void sib_qp_run(struct sib_qp *qp)
 /*
  * Release the engines. Someone may have set the pending bit while we held
  * them, and left the work to us (see sib_qp_kick()): look again after
- * unlocking, and run again if we can take the lock back.
+ * unlocking, and run again if we can take the lock back. If we cannot,
+ * whoever took it looks at the pending bit when they unlock (every holder
+ * of qp->engine does, see sib_modify_qp()): no worker is woken for that.
+ * Such a worker only found the engines busy, or ran them late: it waits
+ * for a CPU that busy-polling processes hold.
  */
 static void sib_qp_unlock(struct sib_qp *qp)
 {
@@ -192,10 +196,12 @@ static void sib_qp_unlock(struct sib_qp *qp)
 		if (!test_bit(SIB_QP_PENDING, &qp->events) ||
 		    READ_ONCE(qp->destroying))
 			return;
-		if (!loops-- || !mutex_trylock(&qp->engine)) {
+		if (!loops--) {
 			sib_qp_sched(qp);
 			return;
 		}
+		if (!mutex_trylock(&qp->engine))
+			return;
 		sib_qp_run(qp);
 	}
 }
@@ -237,9 +243,9 @@ static void sib_qp_work(struct work_struct *work)
 {
 	struct sib_qp *qp = container_of(work, struct sib_qp, work);
 
-	if (READ_ONCE(qp->destroying))
+	/* A holder of the engines sees the pending bit when it unlocks. */
+	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
 		return;
-	mutex_lock(&qp->engine);
 	sib_qp_run(qp);
 	sib_qp_unlock(qp);
 }
@@ -672,8 +678,14 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	mutex_unlock(&qp->engine);
 
 	/* Flush completions are visible when modify returns. */
-	if (next == IB_QPS_ERR || next == IB_QPS_RTS || next == IB_QPS_SQD)
+	if (next == IB_QPS_ERR || next == IB_QPS_RTS || next == IB_QPS_SQD) {
 		sib_qp_run_sync(qp);
+		return 0;
+	}
+	/* Work left to us while we held the engines (see sib_qp_unlock()). */
+	smp_mb();
+	if (test_bit(SIB_QP_PENDING, &qp->events))
+		sib_qp_sched(qp);
 	return 0;
 }
 

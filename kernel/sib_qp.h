@@ -14,7 +14,9 @@
  * packet (sib_qp_kick(), which only try-locks, so two QPs never wait for
  * each other); otherwise the QP's work item on sib_wq runs them. A pending
  * bit makes whoever holds the mutex run another pass, so nothing is lost
- * to a failed try-lock. Timers (softirq) only set bits and queue the work.
+ * to a failed try-lock: every holder looks at the bit after it unlocks
+ * (sib_qp_unlock(), sib_modify_qp()), and the work item only try-locks
+ * too. Timers (softirq) only set bits and queue the work.
  * Everything else reaches a QP by queueing a packet and kicking it.
  */
 #ifndef SIB_QP_H

@@ -21,32 +21,73 @@ static struct sib_swqe *sib_comp_swqe(struct sib_qp *qp, u32 idx)
 
 /* ---- timers (softirq: they only flag the engine and schedule it) ---------- */
 
+/*
+ * The local ACK timer is lazy. The engine only moves a deadline
+ * (@retrans_due) and switches it on and off (@retrans_on); the timer_list
+ * stays armed, and when it expires before the deadline it re-arms itself
+ * for it. Each message used to cost two or three timer operations (a lock
+ * with interrupts off each): arm, restart on the ACK, delete.
+ */
+static void sib_timer_start(struct sib_qp *qp)
+{
+	unsigned long due = jiffies +
+			    nsecs_to_jiffies(4096ULL << qp->attr.timeout) + 1;
+
+	WRITE_ONCE(qp->retrans_due, due);
+	WRITE_ONCE(qp->retrans_on, true);
+	if (!timer_pending(&qp->retrans_timer) ||
+	    time_after(READ_ONCE(qp->retrans_timer.expires), due))
+		mod_timer(&qp->retrans_timer, due);
+}
+
 void sib_timer_arm(struct sib_qp *qp)
 {
-	u8 t = qp->attr.timeout;
-
-	if (qp->ib_qp.qp_type != IB_QPT_RC || !t)
+	if (qp->ib_qp.qp_type != IB_QPT_RC || !qp->attr.timeout)
 		return;		/* timeout 0 means infinite (IBA 9.7.6.1.3) */
-	if (!timer_pending(&qp->retrans_timer))
-		mod_timer(&qp->retrans_timer,
-			  jiffies + nsecs_to_jiffies(4096ULL << t) + 1);
+	if (!qp->retrans_on)
+		sib_timer_start(qp);
 }
 
 static void sib_timer_restart(struct sib_qp *qp)
 {
-	u8 t = qp->attr.timeout;
+	if (qp->attr.timeout)
+		sib_timer_start(qp);
+}
 
-	if (t)
-		mod_timer(&qp->retrans_timer,
-			  jiffies + nsecs_to_jiffies(4096ULL << t) + 1);
+void sib_timer_stop(struct sib_qp *qp)
+{
+	WRITE_ONCE(qp->retrans_on, false);
 }
 
 void sib_retrans_timer(struct timer_list *t)
 {
 	struct sib_qp *qp = from_timer(qp, t, retrans_timer);
+	unsigned long due = READ_ONCE(qp->retrans_due);
 
+	if (!READ_ONCE(qp->retrans_on) || READ_ONCE(qp->destroying))
+		return;
+	if (time_before(jiffies, due)) {
+		mod_timer(t, due);
+		return;
+	}
 	set_bit(SIB_QP_RETRANS_FIRED, &qp->events);
 	sib_qp_sched(qp);
+}
+
+/*
+ * An expiry counts if the deadline, as the engine knows it, has passed:
+ * the timer may have read a deadline just before the engine moved it.
+ * Otherwise the timer waits for the new deadline.
+ */
+static bool sib_timer_expired(struct sib_qp *qp)
+{
+	if (!qp->retrans_on)
+		return false;
+	if (!time_before(jiffies, qp->retrans_due))
+		return true;
+	if (!timer_pending(&qp->retrans_timer))
+		mod_timer(&qp->retrans_timer, qp->retrans_due);
+	return false;
 }
 
 void sib_rnr_timer(struct timer_list *t)
@@ -112,13 +153,13 @@ void sib_comp_run(struct sib_qp *qp)
 		if (sib_swqe_signaled(qp, s))
 			sib_comp_post(qp, s);
 		if (s->status != IB_WC_SUCCESS) {
-			del_timer(&qp->retrans_timer);
+			sib_timer_stop(qp);
 			sib_qp_error(qp);
 			return;
 		}
 	}
 	if (qp->comp.idx == qp->req.idx) {
-		del_timer(&qp->retrans_timer);
+		sib_timer_stop(qp);
 		if (qp->req.idx == qp->req.fetched)
 			sib_sq_drained(qp);
 	}
@@ -228,7 +269,7 @@ static void sib_comp_rnr(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 		qp->comp.rnr_retry--;
 	sib_req_rewind(qp, psn);
 	qp->req.rnr_wait = true;
-	del_timer(&qp->retrans_timer);
+	sib_timer_stop(qp);
 	mod_timer(&qp->rnr_timer,
 		  jiffies + usecs_to_jiffies(sib_rnr_usec[timer & 31]) + 1);
 }
@@ -473,7 +514,7 @@ void sib_comp_timers(struct sib_qp *qp)
 	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
 		qp->req.rnr_wait = false;
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
-	    sib_comp_oldest(qp)) {
+	    sib_timer_expired(qp) && sib_comp_oldest(qp)) {
 		sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
 		sib_comp_retry(qp, qp->comp.psn, true);
 	}

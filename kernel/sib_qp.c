@@ -585,6 +585,7 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 /* Discard everything: back to a fresh QP (IBA 10.3.1, Reset). */
 static void sib_qp_reset(struct sib_qp *qp)
 {
+	sib_timer_stop(qp);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	qp->events = 0;

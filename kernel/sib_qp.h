@@ -258,7 +258,10 @@ void sib_defer_run(struct sib_rx_defer *d);
  * @rxq:	input packets; skb_queue's own lock guards it
  * @work:	the engines' work item
  * @rnr_timer:	RNR NAK back-off
- * @retrans_timer: local ACK timeout
+ * @retrans_timer: local ACK timeout; lazy (see sib_comp.c): it expires at
+ *		@retrans_due if @retrans_on, both written under @engine
+ * @retrans_due: the local ACK timeout's deadline, in jiffies
+ * @retrans_on:	the local ACK timeout runs
  * @events:	timer expiries for the engine (SIB_QP_*_FIRED bits)
  * @destroying:	set once destroy begins; nothing re-arms work or timers
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
@@ -293,6 +296,8 @@ struct sib_qp {
 	struct mutex engine;	/* see above */
 	struct timer_list rnr_timer;
 	struct timer_list retrans_timer;
+	unsigned long retrans_due;
+	bool retrans_on;
 	unsigned long events;
 	bool destroying;
 	bool sig_all;
@@ -462,6 +467,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_rnr_timer(struct timer_list *t);
 void sib_retrans_timer(struct timer_list *t);
+void sib_timer_stop(struct sib_qp *qp);
 void sib_timer_arm(struct sib_qp *qp);
 void sib_comp_run(struct sib_qp *qp);
 void sib_comp_timers(struct sib_qp *qp);

@@ -12,6 +12,10 @@
  *    both devices;
  *  - retry_exhaustion_drop_all: 100% loss: RETRY_EXC_ERR within the time
  *    timeout and retry_cnt allow, the rest flushed;
+ *  - ack_timer_moves_with_acks / ack_timer_after_idle: the lazy local ACK
+ *    timer: no timeout while every packet is delayed but acknowledged in
+ *    time; after an idle QP's timer expired unused, a loss still times
+ *    out retry_cnt + 1 times;
  *  - rnr_with_credits / rnr_without_credits / rnr_retry_exhausted: SENDs
  *    before any receive is posted, with end-to-end credits on and off;
  *  - teardown.teardown_under_load: 100 children killed with SIGKILL in the
@@ -639,6 +643,112 @@ TEST_F_TIMEOUT(stress, retry_exhaustion_drop_all, 60)
 	EXPECT_TRUE(cq_quiet(p.scq[0], 50));
 	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
 	faults_off(SIB_DEV);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/*
+ * The local ACK timer is lazy (kernel/sib_comp.c): each ACK only moves its
+ * deadline, and the timer re-arms itself when it expires early. Every
+ * packet here is delayed (by a jiffy or two: the fault layer's timer), so
+ * a WRITE is outstanding nearly all the time, for three timeouts in all,
+ * while each one is acknowledged well within the timeout (1.07 s, which
+ * even a crowded host's round trips stay far below): a deadline that an
+ * ACK did not move would fire. One WRITE at a time: the fault layer's one
+ * timer is pushed back by every packet it delays, so a stream would hold
+ * the ACKs back for real.
+ */
+TEST_F_TIMEOUT(stress, ack_timer_moves_with_acks, 60)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct buf l, r;
+	const int nwr = 1;
+	long long before[NCNT], after[NCNT];
+	long t0, run_ms;
+	int rounds = 0;
+
+	pair_default_opts(&o);
+	o.timeout = 18;		/* 1.07 s */
+	run_ms = 3 * 1074;
+	o.retry_cnt = 7;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, nwr * 64, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, nwr * 64, ACC_ALL));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "delay_us", 1000));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "delay", 1000000));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "dir", 3));
+	counters_read(SIB_DEV, before);
+	ASSERT_EQ(0, fault_set(SIB_DEV, "active", 1));
+	t0 = now_ms();
+	for (int k = 0; k < 40 || now_ms() - t0 < run_ms; k++) {
+		rounds++;
+		fill_pattern(l.p, nwr * 64, k + 1);
+		for (int i = 0; i < nwr; i++) {
+			struct ibv_sge sg = mk_sge(&l, i * 64, 64);
+
+			ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i,
+					     &sg, 1, IBV_SEND_SIGNALED,
+					     buf_addr(&r, i * 64), r.mr->rkey));
+		}
+		for (int i = 0; i < nwr; i++)
+			expect_wc("write", p.scq[0], i, IBV_WC_SUCCESS,
+				  IBV_WC_RDMA_WRITE, p.qp[0]->qp_num, ANY,
+				  NULL);
+		ASSERT_EQ(-1, first_diff(l.p, r.p, nwr * 64));
+	}
+	fault_set(SIB_DEV, "active", 0);
+	fault_set(SIB_DEV, "delay", 0);
+	counters_read(SIB_DEV, after);
+	TH_LOG("%d WRITEs in %ld ms, delayed %lld", rounds * nwr,
+	       now_ms() - t0, fault_get(SIB_DEV, "injected_delay"));
+	EXPECT_LT(0, fault_get(SIB_DEV, "injected_delay"));
+	/* cnt_names: [1] retransmits, [3] ack_timeouts */
+	EXPECT_EQ(before[3], after[3]);
+	EXPECT_EQ(before[1], after[1]);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/*
+ * The lazy timer stays armed while a QP is idle and expires with nothing
+ * to time: after that, a lost request must still be timed out and
+ * retried, until RETRY_EXC_ERR.
+ */
+TEST_F_TIMEOUT(stress, ack_timer_after_idle, 60)
+{
+	struct faults all = { .drop = 1000000, .dir = 3, .seed = 11 };
+	long long before[NCNT], after[NCNT];
+	struct pair_opts o;
+	struct pair p;
+	struct buf l, r;
+	struct ibv_sge sg;
+
+	pair_default_opts(&o);
+	o.timeout = 10;		/* 4.2 ms */
+	o.retry_cnt = 2;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, 4096, ACC_ALL));
+	sg = mk_sge(&l, 0, 64);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, &sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r, 0), r.mr->rkey));
+	expect_wc("first", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	usleep(50 * 1000);	/* several timeouts of idleness */
+	counters_read(SIB_DEV, before);
+	ASSERT_EQ(0, faults_on(SIB_DEV, &all));
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 2, &sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r, 0), r.mr->rkey));
+	expect_wc("lost", p.scq[0], 2, IBV_WC_RETRY_EXC_ERR, ANY,
+		  p.qp[0]->qp_num, ANY, NULL);
+	faults_off(SIB_DEV);
+	counters_read(SIB_DEV, after);
+	/* cnt_names: [1] retransmits, [3] ack_timeouts */
+	EXPECT_EQ(before[3] + o.retry_cnt + 1, after[3]);
+	EXPECT_EQ(before[1] + o.retry_cnt, after[1]);
 	pair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);

@@ -651,13 +651,12 @@ TEST_F_TIMEOUT(stress, retry_exhaustion_drop_all, 60)
 /*
  * The local ACK timer is lazy (kernel/sib_comp.c): each ACK only moves its
  * deadline, and the timer re-arms itself when it expires early. Every
- * packet here is delayed (by a jiffy or two: the fault layer's timer), so
+ * packet here is delayed (by about a jiffy: the fault layer's timer), so
  * a WRITE is outstanding nearly all the time, for three timeouts in all,
  * while each one is acknowledged well within the timeout (1.07 s, which
  * even a crowded host's round trips stay far below): a deadline that an
- * ACK did not move would fire. One WRITE at a time: the fault layer's one
- * timer is pushed back by every packet it delays, so a stream would hold
- * the ACKs back for real.
+ * ACK did not move would fire. One WRITE at a time, so that the ACK of
+ * each one is the only packet the fault layer holds.
  */
 TEST_F_TIMEOUT(stress, ack_timer_moves_with_acks, 60)
 {

@@ -118,7 +118,9 @@ void sib_comp_run(struct sib_qp *qp)
 		}
 	}
 	if (qp->comp.idx == qp->req.idx) {
-		del_timer(&qp->retrans_timer);
+		/* A credit wait keeps the timer: it sends the probe. */
+		if (!qp->req.credit_wait)
+			del_timer(&qp->retrans_timer);
 		if (qp->req.idx == qp->req.fetched)
 			sib_sq_drained(qp);
 	}
@@ -298,20 +300,26 @@ static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 			      status[code] : IB_WC_REM_OP_ERR);
 }
 
-/* Credits from an ACK-type AETH: LSN = MSN + credits (IBA 9.7.7.2). */
-static void sib_comp_credit(struct sib_qp *qp, u32 smsn)
+/*
+ * Credits from an ACK-type AETH: LSN = MSN + credits (IBA 9.7.7.2).
+ * Returns true if they let the requester send more than before.
+ */
+static bool sib_comp_credit(struct sib_qp *qp, u32 smsn)
 {
 	u8 code = (smsn >> 24) & SIB_AETH_CREDIT_INVALID;
+	bool was = qp->req.credit_unlimited;
 	u32 lsn;
 
 	if (code == SIB_AETH_CREDIT_INVALID) {
 		qp->req.credit_unlimited = true;
-		return;
+		return !was;
 	}
 	qp->req.credit_unlimited = false;
 	lsn = (smsn + sib_credit_count(code)) & SIB_PSN_MASK;
-	if (sib_psn_cmp(lsn, qp->req.lsn) > 0)
-		qp->req.lsn = lsn;
+	if (sib_psn_cmp(lsn, qp->req.lsn) <= 0)
+		return false;
+	qp->req.lsn = lsn;
+	return true;
 }
 
 static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
@@ -320,10 +328,22 @@ static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 	u8 syn = be32_to_cpu(aeth->smsn) >> 24;
 	u32 psn = sib_pkt(skb)->psn;
 	struct sib_swqe *s = sib_comp_oldest(qp);
+	bool more;
 
 	switch (syn & SIB_AETH_TYPE_MASK) {
 	case SIB_AETH_ACK:
-		sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
+		more = sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
+		/*
+		 * An ACK for the PSN acknowledged last is a duplicate: the
+		 * responder's credit update, or the answer to a resent
+		 * request. It moves the limit and nothing else: never an
+		 * implied NAK, never a retry.
+		 */
+		if (psn == sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) {
+			if (more)
+				sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_RCVD);
+			break;
+		}
 		if (sib_comp_ack_upto(qp, psn))
 			sib_comp_retry(qp, qp->comp.psn, false);
 		break;
@@ -472,10 +492,14 @@ void sib_comp_timers(struct sib_qp *qp)
 {
 	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
 		qp->req.rnr_wait = false;
-	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
-	    sib_comp_oldest(qp)) {
-		sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
-		sib_comp_retry(qp, qp->comp.psn, true);
+	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events)) {
+		if (sib_comp_oldest(qp)) {
+			sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
+			sib_comp_retry(qp, qp->comp.psn, true);
+		} else if (qp->req.credit_wait) {
+			/* No credit update in time: send the limited WQE. */
+			qp->req.credit_probe = true;
+		}
 	}
 	sib_comp_run(qp);
 }

@@ -81,6 +81,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 		else
 			sib_completer(qp, skb);
 	}
+	if ((qp->events & BIT(SIB_QP_CREDIT_UPDATE)) &&
+	    test_and_clear_bit(SIB_QP_CREDIT_UPDATE, &qp->events))
+		sib_resp_credit_update(qp);
 	/* After the input: a response that came in time cancels a timeout. */
 	if (qp->events & (BIT(SIB_QP_RETRANS_FIRED) | BIT(SIB_QP_RNR_FIRED)))
 		sib_comp_timers(qp);
@@ -600,6 +603,7 @@ static void sib_qp_reset(struct sib_qp *qp)
 		/* Publish the slots before the index (ring rule). */
 		smp_store_release(&qp->rq.hdr->cons, qp->rq.kidx);
 		WRITE_ONCE(qp->rq.hdr->flags, 0);
+		WRITE_ONCE(qp->rq.hdr->credit_wanted, 0);
 	}
 	qp->sq_drained_sent = false;
 }
@@ -827,8 +831,11 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 		}
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	/* Receives posted in the error state are flushed at once. */
-	if (sib_qp_state(qp) == IB_QPS_ERR) {
+	/*
+	 * Receives posted in the error state are flushed at once; receives
+	 * posted to a starved RQ send a credit update.
+	 */
+	if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR) {
 		if (sib_qp_is_user(qp))
 			sib_qp_kick(qp);
 		else

@@ -793,13 +793,16 @@ static const char *const cred_names[] = {
 enum { K_RNRS, K_RNRR, K_STALL, K_UPDS, K_UPDR, K_PROBE, K_SENT, K_TMO,
        K_RETR };
 
-/* Counters of the sender's and the receiver's device (once if the same). */
+/*
+ * Counters of the sender's and the receiver's device (once if the same),
+ * from sysfs: quick enough to read while the sender waits.
+ */
 static void cred_read(const struct side s[2], long long *v)
 {
 	for (size_t i = 0; i < NCRED; i++) {
-		v[i] = link_counter(s[0].dev, cred_names[i]);
+		v[i] = hw_counter(s[0].dev, cred_names[i]);
 		if (strcmp(s[0].dev, s[1].dev))
-			v[i] += link_counter(s[1].dev, cred_names[i]);
+			v[i] += hw_counter(s[1].dev, cred_names[i]);
 	}
 }
 
@@ -903,6 +906,8 @@ static void cred_slow_receiver(struct __test_metadata *_metadata,
 	cred_read(s, m);
 	cred_delta(b, m);
 	*stall = m[K_STALL];
+	TH_LOG("after the wait: stalls %lld probes %lld rnr %lld tmo %lld retr %lld",
+	       m[K_STALL], m[K_PROBE], m[K_RNRS], m[K_TMO], m[K_RETR]);
 	for (int i = 0; i < CRED_N; i++) {
 		struct ibv_sge rs = mk_sge(&c.r, i * CRED_SZ, CRED_SZ);
 
@@ -912,9 +917,9 @@ static void cred_slow_receiver(struct __test_metadata *_metadata,
 	cred_check(_metadata, &c, CRED_N);
 	cred_read(s, v);
 	cred_delta(b, v);
-	TH_LOG("rnr_nak_sent %lld rnr_nak_rcvd %lld credit_stalls %lld updates sent %lld rcvd %lld probes %lld sent_pkts %lld",
+	TH_LOG("rnr_nak_sent %lld rnr_nak_rcvd %lld credit_stalls %lld updates sent %lld rcvd %lld probes %lld sent_pkts %lld timeouts %lld",
 	       v[K_RNRS], v[K_RNRR], v[K_STALL], v[K_UPDS], v[K_UPDR],
-	       v[K_PROBE], v[K_SENT]);
+	       v[K_PROBE], v[K_SENT], v[K_TMO]);
 	cred_teardown(&c);
 }
 

@@ -493,12 +493,19 @@ void sib_comp_timers(struct sib_qp *qp)
 	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
 		qp->req.rnr_wait = false;
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events)) {
-		if (sib_comp_oldest(qp)) {
+		struct sib_swqe *s = sib_comp_oldest(qp);
+
+		/*
+		 * No credit update in time: send the limited WQE. It may be
+		 * the oldest WQE itself, sent before and rewound (by an RNR
+		 * NAK): waiting for it to go is still not a retry.
+		 */
+		if (qp->req.credit_wait &&
+		    (!s || s == sib_comp_swqe(qp, qp->req.idx))) {
+			qp->req.credit_probe = true;
+		} else if (s) {
 			sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
 			sib_comp_retry(qp, qp->comp.psn, true);
-		} else if (qp->req.credit_wait) {
-			/* No credit update in time: send the limited WQE. */
-			qp->req.credit_probe = true;
 		}
 	}
 	sib_comp_run(qp);

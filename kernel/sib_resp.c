@@ -116,9 +116,9 @@ static u8 sib_ack_syndrome(struct sib_qp *qp)
 /*
  * Receives were posted to a starved RQ (SIB_QP_CREDIT_UPDATE): send one
  * unsolicited ACK for the newest PSN executed, with the current MSN and
- * credits (IBA 9.7.7.2 lets a responder send an ACK at any time). For the
- * requester it acknowledges nothing new: a duplicate ACK that only moves
- * its limit. In the engine's context.
+ * credits (IBA 9.7.7.2 lets a responder send an ACK at any time), always
+ * between messages. For the requester it acknowledges nothing new: a
+ * duplicate ACK that only moves its limit. In the engine's context.
  */
 void sib_resp_credit_update(struct sib_qp *qp)
 {
@@ -129,6 +129,17 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	     state != IB_QPS_SQD && state != IB_QPS_SQE))
 		return;
+	/*
+	 * In the middle of a message the requester waits for no credit;
+	 * the ACK that ends the message brings the credits (and ends the
+	 * starvation). An update now would acknowledge a PSN inside a
+	 * message, which the requester must then resume from. Look again
+	 * after the next packet, in case the message ends without an ACK.
+	 */
+	if (qp->resp.last_op != 0xff) {
+		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
+		return;
+	}
 	code = sib_credit_code(qp);
 	if (!code) {
 		sib_resp_starve(qp);	/* a stray doorbell: still none */

@@ -959,7 +959,7 @@ static void cred_on_vs_off(struct __test_metadata *_metadata, struct side s[2])
 		TH_LOG("on: %lld pkts, off: %lld pkts", on[K_SENT], off[K_SENT]);
 }
 
-TEST_F_TIMEOUT(stress, rnr_credits_on_vs_off, 60)
+TEST_F_TIMEOUT(stress, rnr_credits_on_vs_off, 120)
 {
 	struct side s[2] = {
 		{ self->ctx, self->pd, self->gid, SIB_DEV },
@@ -1022,7 +1022,7 @@ static void cred_lost_update(struct __test_metadata *_metadata,
 	cred_teardown(&c);
 }
 
-TEST_F_TIMEOUT(stress, credit_update_lost, 60)
+TEST_F_TIMEOUT(stress, credit_update_lost, 120)
 {
 	struct side s[2] = {
 		{ self->ctx, self->pd, self->gid, SIB_DEV },
@@ -1116,12 +1116,12 @@ FIXTURE_TEARDOWN(wire)
 }
 
 /* Credits between two devices over RoCEv2: sibA sends, sibB receives. */
-TEST_F_TIMEOUT(wire, wire_credits_on_vs_off, 60)
+TEST_F_TIMEOUT(wire, wire_credits_on_vs_off, 120)
 {
 	cred_on_vs_off(_metadata, self->s);
 }
 
-TEST_F_TIMEOUT(wire, wire_credit_update_lost, 60)
+TEST_F_TIMEOUT(wire, wire_credit_update_lost, 120)
 {
 	cred_lost_update(_metadata, self->s);
 }

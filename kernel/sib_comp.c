@@ -315,6 +315,7 @@ static bool sib_comp_credit(struct sib_qp *qp, u32 smsn)
 		return !was;
 	}
 	qp->req.credit_unlimited = false;
+	qp->req.credit_known = true;
 	lsn = (smsn + sib_credit_count(code)) & SIB_PSN_MASK;
 	if (sib_psn_cmp(lsn, qp->req.lsn) <= 0)
 		return false;

@@ -576,6 +576,7 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 		qp->req.ssn = 0;
 		qp->req.lsn = 0;
 		qp->req.credit_unlimited = false;
+		qp->req.credit_known = false;
 	}
 }
 

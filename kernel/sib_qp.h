@@ -107,6 +107,9 @@ struct sib_swqe {
  *		oldest unacknowledged one) is sent again until the peer
  *		answers: a slow or lost peer is not flooded with the window
  * @probe_idx:	SQ index of that WQE
+ * @credit_known: the responder advertised credits: it sends an update
+ *		when it has new ones (before that, the limited WQE goes at
+ *		once, as the first message of every QP does)
  * @credit_wait: a message that takes a receive WQE waits for credit; the
  *		local ACK timer runs meanwhile (sib_req_have_credit())
  * @credit_probe: that timer expired without a credit update: the limited
@@ -125,6 +128,7 @@ struct sib_req {
 	u32 noack;
 	bool probe;
 	u32 probe_idx;
+	bool credit_known;
 	bool credit_wait;
 	bool credit_probe;
 };

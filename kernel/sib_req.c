@@ -332,7 +332,9 @@ static bool sib_op_needs_rwqe(u8 op)
  * only if it expires without an update does the probe go
  * (@credit_probe, see sib_comp_timers()): a lost update, or a peer that
  * sends none, costs one timeout, never a deadlock. Waiting is not a
- * retry. With no timer (timeout 0) the probe goes at once, as before.
+ * retry. The probe goes at once, as before, with no timer (timeout 0),
+ * and while the responder has not advertised credits yet: the first
+ * message of a QP is always the limited WQE (IBA 9.7.7.2).
  */
 static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 {
@@ -343,7 +345,7 @@ static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 	    !sib_credits_enabled(qp) || sib_psn_cmp(s->ssn, r->lsn) <= 0)
 		goto go;
 	if (s->ssn == sib_psn_add(r->lsn, 1) &&
-	    (r->credit_probe || !qp->attr.timeout)) {
+	    (!r->credit_known || r->credit_probe || !qp->attr.timeout)) {
 		if (r->credit_probe)
 			sib_count(qp->sdev, SIB_CNT_CREDIT_PROBES);
 		goto go;

@@ -18,6 +18,8 @@
  *    RNR NAK; without, RNR NAKs and go-back-N;
  *  - credit_update_lost (and wire_): the update is dropped; the sender's
  *    timer sends the probe, no deadlock, no retry;
+ *  - credit_old_provider: a receiver whose provider never rings for
+ *    credits; the sender's timeout probe still gets through;
  *  - rnr_retry_exhausted: RNR retries run out;
  *  - teardown.teardown_under_load: 100 children killed with SIGKILL in the
  *    middle of traffic; no object leaks, the device deletes and the module
@@ -1030,6 +1032,51 @@ TEST_F_TIMEOUT(stress, credit_update_lost, 120)
 	};
 
 	cred_lost_update(_metadata, s);
+}
+
+/*
+ * A receiver whose provider does not know credit updates (as a libsib
+ * older than SIB_UCTX_CAP_RQ_CREDIT; SIB_NO_CREDIT_UPDATES makes ours
+ * behave like one): it never rings for credits, so the kernel sends no
+ * update, and the sender still gets through, by its timeout probe.
+ */
+TEST_F_TIMEOUT(stress, credit_old_provider, 120)
+{
+	struct side s[2] = {
+		{ self->ctx, self->pd, self->gid, SIB_DEV },
+		{ NULL, NULL, self->gid, SIB_DEV },
+	};
+	struct cred_run c;
+	struct ibv_sge ls, rs;
+	long long b[NCRED], v[NCRED];
+
+	ASSERT_EQ(0, set_credits(1));
+	ASSERT_EQ(0, setenv("SIB_NO_CREDIT_UPDATES", "1", 1));
+	s[1].ctx = pair_open_dev(SIB_DEV);
+	unsetenv("SIB_NO_CREDIT_UPDATES");
+	ASSERT_NE(NULL, s[1].ctx);
+	s[1].pd = ibv_alloc_pd(s[1].ctx);
+	ASSERT_NE(NULL, s[1].pd);
+
+	cred_setup(_metadata, s, &c, 14);
+	cred_read(s, b);
+	ls = mk_sge(&c.l, 0, CRED_SZ);
+	ASSERT_EQ(0, post_op(c.p.qp[0], IBV_WR_SEND, 0, &ls, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	EXPECT_TRUE(cq_quiet(c.p.scq[0], 20)) TH_LOG("a SEND completed without a receive");
+	rs = mk_sge(&c.r, 0, CRED_SZ);
+	ASSERT_EQ(0, post_recv_sges(c.p.qp[1], 0, &rs, 1));
+	cred_check(_metadata, &c, 1);
+	cred_read(s, v);
+	cred_delta(b, v);
+	TH_LOG("credit_stalls %lld updates sent %lld probes %lld rnr %lld",
+	       v[K_STALL], v[K_UPDS], v[K_PROBE], v[K_RNRS]);
+	EXPECT_LT(0, v[K_STALL]);
+	EXPECT_EQ(0, v[K_UPDS]) TH_LOG("an update without a doorbell");
+	EXPECT_LE(1, v[K_PROBE]) TH_LOG("no timeout probe");
+	cred_teardown(&c);
+	ibv_dealloc_pd(s[1].pd);
+	ibv_close_device(s[1].ctx);
 }
 
 TEST_F_TIMEOUT(stress, rnr_retry_exhausted, 30)

@@ -92,6 +92,9 @@ enum sib_counter {
 	SIB_CNT_NAK_IN_RETRY,	/* a NAK or implied NAK during a go-back-N */
 	SIB_CNT_WIRE_FRAG_PKTS,	/* RoCEv2 packets sent with MR page fragments */
 	SIB_CNT_ACKS_COALESCED,	/* ACKs left out: a later one covers them */
+	SIB_CNT_CREDIT_UPD_SENT, /* unsolicited ACKs with new credits */
+	SIB_CNT_CREDIT_UPD_RCVD, /* duplicate ACKs that raised the limit */
+	SIB_CNT_CREDIT_PROBES,	/* limited WQEs sent after a credit wait timed out */
 	SIB_NUM_CNT
 };
 

@@ -159,7 +159,9 @@ void sib_comp_run(struct sib_qp *qp)
 		}
 	}
 	if (qp->comp.idx == qp->req.idx) {
-		sib_timer_stop(qp);
+		/* A credit wait keeps the timer: it sends the probe. */
+		if (!qp->req.credit_wait)
+			sib_timer_stop(qp);
 		if (qp->req.idx == qp->req.fetched)
 			sib_sq_drained(qp);
 	}
@@ -339,20 +341,27 @@ static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 			      status[code] : IB_WC_REM_OP_ERR);
 }
 
-/* Credits from an ACK-type AETH: LSN = MSN + credits (IBA 9.7.7.2). */
-static void sib_comp_credit(struct sib_qp *qp, u32 smsn)
+/*
+ * Credits from an ACK-type AETH: LSN = MSN + credits (IBA 9.7.7.2).
+ * Returns true if they let the requester send more than before.
+ */
+static bool sib_comp_credit(struct sib_qp *qp, u32 smsn)
 {
 	u8 code = (smsn >> 24) & SIB_AETH_CREDIT_INVALID;
+	bool was = qp->req.credit_unlimited;
 	u32 lsn;
 
 	if (code == SIB_AETH_CREDIT_INVALID) {
 		qp->req.credit_unlimited = true;
-		return;
+		return !was;
 	}
 	qp->req.credit_unlimited = false;
+	qp->req.credit_known = true;
 	lsn = (smsn + sib_credit_count(code)) & SIB_PSN_MASK;
-	if (sib_psn_cmp(lsn, qp->req.lsn) > 0)
-		qp->req.lsn = lsn;
+	if (sib_psn_cmp(lsn, qp->req.lsn) <= 0)
+		return false;
+	qp->req.lsn = lsn;
+	return true;
 }
 
 static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
@@ -361,10 +370,22 @@ static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
 	u8 syn = be32_to_cpu(aeth->smsn) >> 24;
 	u32 psn = sib_pkt(skb)->psn;
 	struct sib_swqe *s = sib_comp_oldest(qp);
+	bool more;
 
 	switch (syn & SIB_AETH_TYPE_MASK) {
 	case SIB_AETH_ACK:
-		sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
+		more = sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
+		/*
+		 * An ACK for the PSN acknowledged last is a duplicate: the
+		 * responder's credit update, or the answer to a resent
+		 * request. It moves the limit and nothing else: never an
+		 * implied NAK, never a retry.
+		 */
+		if (psn == sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) {
+			if (more)
+				sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_RCVD);
+			break;
+		}
 		if (sib_comp_ack_upto(qp, psn))
 			sib_comp_retry(qp, qp->comp.psn, false);
 		break;
@@ -514,9 +535,23 @@ void sib_comp_timers(struct sib_qp *qp)
 	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
 		qp->req.rnr_wait = false;
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
-	    sib_timer_expired(qp) && sib_comp_oldest(qp)) {
-		sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
-		sib_comp_retry(qp, qp->comp.psn, true);
+	    sib_timer_expired(qp)) {
+		struct sib_swqe *s = sib_comp_oldest(qp);
+
+		/*
+		 * No credit update in time: send the limited WQE. It may be
+		 * the oldest WQE itself, sent before and rewound (by an RNR
+		 * NAK): waiting for it to go is still not a retry. The timer
+		 * starts again when the probe goes (sib_timer_arm()).
+		 */
+		if (qp->req.credit_wait &&
+		    (!s || s == sib_comp_swqe(qp, qp->req.idx))) {
+			sib_timer_stop(qp);
+			qp->req.credit_probe = true;
+		} else if (s) {
+			sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
+			sib_comp_retry(qp, qp->comp.psn, true);
+		}
 	}
 	sib_comp_run(qp);
 }

@@ -81,6 +81,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 		else
 			sib_completer(qp, skb);
 	}
+	if ((qp->events & BIT(SIB_QP_CREDIT_UPDATE)) &&
+	    test_and_clear_bit(SIB_QP_CREDIT_UPDATE, &qp->events))
+		sib_resp_credit_update(qp);
 	/* After the input: a response that came in time cancels a timeout. */
 	if (qp->events & (BIT(SIB_QP_RETRANS_FIRED) | BIT(SIB_QP_RNR_FIRED)))
 		sib_comp_timers(qp);
@@ -579,6 +582,7 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 		qp->req.ssn = 0;
 		qp->req.lsn = 0;
 		qp->req.credit_unlimited = false;
+		qp->req.credit_known = false;
 	}
 }
 
@@ -607,6 +611,7 @@ static void sib_qp_reset(struct sib_qp *qp)
 		/* Publish the slots before the index (ring rule). */
 		smp_store_release(&qp->rq.hdr->cons, qp->rq.kidx);
 		WRITE_ONCE(qp->rq.hdr->flags, 0);
+		WRITE_ONCE(qp->rq.hdr->credit_wanted, 0);
 	}
 	qp->sq_drained_sent = false;
 }
@@ -840,8 +845,11 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 		}
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	/* Receives posted in the error state are flushed at once. */
-	if (sib_qp_state(qp) == IB_QPS_ERR) {
+	/*
+	 * Receives posted in the error state are flushed at once; receives
+	 * posted to a starved RQ send a credit update.
+	 */
+	if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR) {
 		if (sib_qp_is_user(qp))
 			sib_qp_kick(qp);
 		else

@@ -111,6 +111,13 @@ struct sib_swqe {
  *		oldest unacknowledged one) is sent again until the peer
  *		answers: a slow or lost peer is not flooded with the window
  * @probe_idx:	SQ index of that WQE
+ * @credit_known: the responder advertised credits: it sends an update
+ *		when it has new ones (before that, the limited WQE goes at
+ *		once, as the first message of every QP does)
+ * @credit_wait: a message that takes a receive WQE waits for credit; the
+ *		local ACK timer runs meanwhile (sib_req_have_credit())
+ * @credit_probe: that timer expired without a credit update: the limited
+ *		WQE may go now
  */
 struct sib_req {
 	u32 psn;
@@ -125,6 +132,9 @@ struct sib_req {
 	u32 noack;
 	bool probe;
 	u32 probe_idx;
+	bool credit_known;
+	bool credit_wait;
+	bool credit_probe;
 };
 
 /**
@@ -173,6 +183,8 @@ struct sib_resp_res {
  * @rkey, @va, @resid: RDMA WRITE in progress: target key, next address,
  *		bytes left of the RETH's length; @write_len: the RETH's length
  * @res, @res_next: READ/atomic resources (max_dest_rd_atomic entries)
+ * @starved:	the last credits told to the requester were zero (or an
+ *		RNR NAK): the next receive posted sends a credit update
  */
 struct sib_resp {
 	u32 psn;
@@ -189,6 +201,7 @@ struct sib_resp {
 	u32 write_len;
 	struct sib_resp_res res[SIB_MAX_RD_ATOMIC];
 	u32 res_next;
+	bool starved;
 };
 
 /**
@@ -317,6 +330,7 @@ enum {
 	SIB_QP_RETRANS_FIRED,
 	SIB_QP_RNR_FIRED,
 	SIB_QP_PENDING,		/* the engines have work */
+	SIB_QP_CREDIT_UPDATE,	/* receives were posted to a starved RQ */
 };
 
 /**
@@ -464,6 +478,8 @@ int sib_ring_put_rwqe(struct sib_queue *q, u32 max_sge,
 /* sib_req.c, sib_resp.c, sib_comp.c */
 void sib_requester(struct sib_qp *qp);
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
+void sib_resp_credit_update(struct sib_qp *qp);
+bool sib_rq_posted(struct sib_qp *qp);
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_rnr_timer(struct timer_list *t);
 void sib_retrans_timer(struct timer_list *t);

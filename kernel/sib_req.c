@@ -323,21 +323,45 @@ static bool sib_op_needs_rwqe(u8 op)
 }
 
 /*
- * End-to-end credits (IBA 9.7.7.2): a message that consumes a
- * receive WQE may start only if its SSN is within the limit the responder
- * advertised, or is the one "limited WQE" just beyond it, which probes
- * for new credits. Other messages do not count.
+ * End-to-end credits (IBA 9.7.7.2): a message that consumes a receive WQE
+ * may start only if its SSN is within the limit the responder advertised,
+ * or is the one "limited WQE" just beyond it. Other messages do not count.
+ *
+ * The limited WQE probes for new credits, but sent at once it mostly
+ * meets an empty RQ and an RNR NAK. So the requester first waits: a
+ * responder that advertised no credit sends an update when a receive is
+ * posted (sib_resp_credit_update()). The local ACK timer runs meanwhile;
+ * only if it expires without an update does the probe go
+ * (@credit_probe, see sib_comp_timers()): a lost update, or a peer that
+ * sends none, costs one timeout, never a deadlock. Waiting is not a
+ * retry. The probe goes at once, as before, with no timer (timeout 0),
+ * and while the responder has not advertised credits yet: the first
+ * message of a QP is always the limited WQE (IBA 9.7.7.2).
  */
 static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 {
-	if (qp->ib_qp.qp_type != IB_QPT_RC || qp->req.credit_unlimited ||
+	struct sib_req *r = &qp->req;
+
+	if (qp->ib_qp.qp_type != IB_QPT_RC || r->credit_unlimited ||
 	    !sib_op_needs_rwqe(s->wr->opcode) || s->sent ||
-	    !sib_credits_enabled(qp))
-		return true;
-	if (sib_psn_cmp(s->ssn, sib_psn_add(qp->req.lsn, 1)) <= 0)
-		return true;
-	sib_count(qp->sdev, SIB_CNT_CREDIT_STALLS);
+	    !sib_credits_enabled(qp) || sib_psn_cmp(s->ssn, r->lsn) <= 0)
+		goto go;
+	if (s->ssn == sib_psn_add(r->lsn, 1) &&
+	    (!r->credit_known || r->credit_probe || !qp->attr.timeout)) {
+		if (r->credit_probe)
+			sib_count(qp->sdev, SIB_CNT_CREDIT_PROBES);
+		goto go;
+	}
+	if (!r->credit_wait) {
+		r->credit_wait = true;
+		sib_count(qp->sdev, SIB_CNT_CREDIT_STALLS);
+	}
+	sib_timer_arm(qp);
 	return false;
+go:
+	r->credit_wait = false;
+	r->credit_probe = false;
+	return true;
 }
 
 /* May the WQE at req.idx start or go on now? */

@@ -67,9 +67,110 @@ static u8 sib_credit_code(struct sib_qp *qp)
 	return lo;
 }
 
+/*
+ * Credit updates. Once the responder has told the requester that no
+ * receive WQE is posted (zero credits, or an RNR NAK), the requester
+ * holds back its next SEND until it hears otherwise (sib_req_have_credit()).
+ * So the responder asks to be told of the next receive posted (the RQ
+ * ring's credit_wanted, see the uapi header), and then looks at the ring
+ * once more: a receive posted in between is seen either here or by the
+ * poster (sib_rq_posted()). Only with credits on, and only for an RQ of
+ * its own: an SRQ QP advertises "invalid" and never starves.
+ */
+static void sib_resp_starve(struct sib_qp *qp)
+{
+	struct sib_ring_hdr *hdr = qp->rq.hdr;
+
+	if (!hdr || qp->ib_qp.qp_type != IB_QPT_RC || !sib_credits_enabled(qp))
+		return;
+	qp->resp.starved = true;
+	WRITE_ONCE(hdr->credit_wanted, 1);
+	/* Pairs with the barrier in sib_rq_posted() (or the provider's). */
+	smp_mb();
+	if (sib_queue_avail(&qp->rq) > 0) {
+		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
+		sib_qp_sched(qp);
+	}
+}
+
+/* The requester was told of credits (or of none to track): not starved. */
+static void sib_resp_fed(struct sib_qp *qp)
+{
+	if (!qp->resp.starved)
+		return;
+	qp->resp.starved = false;
+	WRITE_ONCE(qp->rq.hdr->credit_wanted, 0);
+}
+
 static u8 sib_ack_syndrome(struct sib_qp *qp)
 {
-	return SIB_AETH_ACK | sib_credit_code(qp);
+	u8 code = sib_credit_code(qp);
+
+	if (!code)
+		sib_resp_starve(qp);
+	else
+		sib_resp_fed(qp);
+	return SIB_AETH_ACK | code;
+}
+
+/*
+ * Receives were posted to a starved RQ (SIB_QP_CREDIT_UPDATE): send one
+ * unsolicited ACK for the newest PSN executed, with the current MSN and
+ * credits (IBA 9.7.7.2 lets a responder send an ACK at any time), always
+ * between messages. For the requester it acknowledges nothing new: a
+ * duplicate ACK that only moves its limit. In the engine's context.
+ */
+void sib_resp_credit_update(struct sib_qp *qp)
+{
+	enum ib_qp_state state = sib_qp_state(qp);
+	u8 code;
+
+	if (!qp->resp.starved ||
+	    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	     state != IB_QPS_SQD && state != IB_QPS_SQE))
+		return;
+	/*
+	 * In the middle of a message the requester waits for no credit;
+	 * the ACK that ends the message brings the credits (and ends the
+	 * starvation). An update now would acknowledge a PSN inside a
+	 * message, which the requester must then resume from. Look again
+	 * after the next packet, in case the message ends without an ACK.
+	 */
+	if (qp->resp.last_op != 0xff) {
+		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
+		return;
+	}
+	code = sib_credit_code(qp);
+	if (!code) {
+		sib_resp_starve(qp);	/* a stray doorbell: still none */
+		return;
+	}
+	sib_resp_fed(qp);
+	sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_SENT);
+	sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
+		     SIB_AETH_ACK | code);
+}
+
+/*
+ * Receives were posted: by a kernel consumer (after it published them),
+ * or by a process, whose POST_RECV doorbell says it saw credit_wanted
+ * set. Any context. True if the engines must run to send a credit update.
+ * The word is the process' to write too: whatever it holds costs at most
+ * one engine pass.
+ */
+bool sib_rq_posted(struct sib_qp *qp)
+{
+	struct sib_ring_hdr *hdr = qp->rq.hdr;
+
+	if (!hdr)
+		return false;
+	/* Pairs with the barrier in sib_resp_starve(). */
+	smp_mb();
+	if (!READ_ONCE(hdr->credit_wanted))
+		return false;
+	WRITE_ONCE(hdr->credit_wanted, 0);
+	set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
+	return true;
 }
 
 /* NAK the request at @psn and, for errors the requester cannot retry,
@@ -108,6 +209,7 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 			sib_count(qp->sdev, SIB_CNT_RNR_NAK_SENT);
 			sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK |
 				     qp->attr.min_rnr_timer);
+			sib_resp_starve(qp);
 		}
 		return ret;
 	}

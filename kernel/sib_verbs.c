@@ -188,7 +188,7 @@ static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 {
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
-		.caps = SIB_UCTX_CAP_SQ_KPOLL,
+		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT,
 	};
 
 	if (!udata->outlen)
@@ -336,6 +336,9 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_NAK_IN_RETRY].name = "naks_during_retry",
 	[SIB_CNT_WIRE_FRAG_PKTS].name = "wire_frag_pkts",
 	[SIB_CNT_ACKS_COALESCED].name = "acks_coalesced",
+	[SIB_CNT_CREDIT_UPD_SENT].name = "credit_updates_sent",
+	[SIB_CNT_CREDIT_UPD_RCVD].name = "credit_updates_rcvd",
+	[SIB_CNT_CREDIT_PROBES].name = "credit_probes",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

@@ -261,6 +261,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* For measurements and tests: ring every doorbell. */
 	if (getenv("SIB_DOORBELL_ALWAYS"))
 		ctx->caps &= ~SIB_UCTX_CAP_SQ_KPOLL;
+	/* For tests: behave like a provider without credit updates. */
+	if (getenv("SIB_NO_CREDIT_UPDATES"))
+		ctx->caps &= ~SIB_UCTX_CAP_RQ_CREDIT;
 	return 0;
 }
 

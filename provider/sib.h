@@ -156,6 +156,7 @@ struct sib_qp {
 	uint32_t sq_opcodes;		/* bit (1 << ibv_wr_opcode) if allowed */
 	uint32_t sig_all;		/* IBV_SEND_SIGNALED if sq_sig_all */
 	bool sq_kpoll;			/* the kernel publishes SQ kpoll */
+	bool rq_credit;			/* the kernel sets RQ credit_wanted */
 	struct sib_doorbell sq_db;	/* prebuilt; response set per call */
 	struct sib_doorbell rq_db;
 	/* ibv_qp_ex builder state, valid between wr_start and complete. */

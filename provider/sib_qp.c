@@ -11,7 +11,8 @@
  * QP's engines and will look at the ring again before it stops (kpoll in
  * the ring header, SIB_UCTX_CAP_SQ_KPOLL). Receives need no system call, except when the
  * QP is in the error state: then a POST_RECV doorbell asks the kernel to
- * flush the new WQEs.
+ * flush the new WQEs; and when the kernel asks to hear of the next receive
+ * (credit_wanted, SIB_UCTX_CAP_RQ_CREDIT), to send the peer new credits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -410,6 +411,7 @@ int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr)
 {
 	struct sib_qp *qp = to_sqp(ibqp);
+	struct sib_ring_hdr *hdr;
 	int ret, db_ret;
 
 	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
@@ -430,10 +432,13 @@ int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	 * prod and then read the flag. The full fence (paired with one in
 	 * the kernel) makes sure at least one side sees the other's store,
 	 * so no WQE posted while the QP enters the error state is missed.
+	 * Likewise credit_wanted: the kernel told the peer that no receive
+	 * was posted and wants to hear of the next one (a credit update).
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (sib_load_relaxed(&sib_ring_hdr(&qp->rq.ring)->flags) &
-	    SIB_RING_F_QP_ERR) {
+	hdr = sib_ring_hdr(&qp->rq.ring);
+	if ((sib_load_relaxed(&hdr->flags) & SIB_RING_F_QP_ERR) ||
+	    (qp->rq_credit && sib_load_relaxed(&hdr->credit_wanted))) {
 		db_ret = sib_ring_doorbell(qp, &qp->rq_db);
 		if (db_ret && !ret) {
 			*bad_wr = wr;
@@ -856,6 +861,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	qp->sq_opcodes = opcodes;
 	qp->sig_all = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
 	qp->sq_kpoll = to_sctx(ibctx)->caps & SIB_UCTX_CAP_SQ_KPOLL;
+	qp->rq_credit = to_sctx(ibctx)->caps & SIB_UCTX_CAP_RQ_CREDIT;
 	sib_doorbell_init(&qp->sq_db, IB_USER_VERBS_CMD_POST_SEND,
 			  qp->vqp.qp.handle, sizeof(struct ib_uverbs_send_wr));
 	sib_doorbell_init(&qp->rq_db, IB_USER_VERBS_CMD_POST_RECV,

@@ -797,4 +797,91 @@ TEST_F_TIMEOUT(ring, kpoll_scribbled, 60)
 	device_healthy(_metadata, self);
 }
 
+/* ---- credit updates (SIB_UCTX_CAP_RQ_CREDIT) --------------------------- */
+
+/* QP 1 SENDs @len bytes at @off to QP 0, whose receive is posted first. */
+static void cw_exchange(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ring) *self, uint64_t id, uint32_t off,
+			uint32_t len)
+{
+	struct ibv_sge ls = mk_sge(&self->l, off, len);
+	struct ibv_sge rs = mk_sge(&self->r, off, len);
+
+	fill_pattern(self->l.p + off, len, id);
+	ASSERT_EQ(0, post_recv_sges(self->h.p.qp[0], id, &rs, 1));
+	ASSERT_EQ(0, post_op(self->h.p.qp[1], IBV_WR_SEND, id, &ls, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", self->h.p.scq[1], id, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->h.p.qp[1]->qp_num, ANY, NULL);
+	expect_wc("recv", self->h.p.rcq[0], id, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->h.p.qp[0]->qp_num, len, NULL);
+	EXPECT_SAME(self->r.p + off, self->l.p + off, len, "payload");
+}
+
+/*
+ * The RQ's credit_wanted: the kernel sets it when its ACK told the peer
+ * that no receive is left, and the next receive posted makes the
+ * provider ring the POST_RECV doorbell, which clears it and sends the
+ * peer one credit update.
+ */
+TEST_F(ring, credit_wanted_set_and_answered)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.rq0);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 100);
+	long long upd;
+
+	ASSERT_EQ(0, sh("echo 1 > " SIB_SYSFS_IB "/sib0/credits"));
+	cw_exchange(_metadata, self, 1, 0, 100);
+	/* The ACK for that SEND advertised zero credits. */
+	EXPECT_EQ(1u, __atomic_load_n(&h->credit_wanted, __ATOMIC_ACQUIRE));
+	upd = sib0_counter("credit_updates_sent");
+	ASSERT_LE(0, upd);
+	ASSERT_EQ(0, post_recv_sges(self->h.p.qp[0], 2, &rs, 1));
+	EXPECT_EQ(0u, __atomic_load_n(&h->credit_wanted, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(upd + 1, sib0_counter("credit_updates_sent"));
+}
+
+/*
+ * A process may write anything into credit_wanted at any time: another
+ * thread scribbles on it while QP 1 SENDs to QP 0 (each receive posted
+ * first, and rnr_retry 0: an RNR NAK would fail the QP). Every message
+ * arrives; a lie costs the sender at most a timeout (its probe).
+ */
+struct cw_scribbler {
+	pthread_t t;
+	uint32_t *word;
+	volatile int stop;
+};
+
+static void *cw_scribble(void *arg)
+{
+	struct cw_scribbler *c = arg;
+	uint32_t v = 0x9e3779b9;
+
+	while (!c->stop) {
+		v = v * 1103515245 + 12345;
+		__atomic_store_n(c->word, v % 3 ? v : 0, __ATOMIC_SEQ_CST);
+		sched_yield();
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(ring, credit_wanted_scribbled, 60)
+{
+	struct cw_scribbler c = { .word = &hdr(&self->h.rq0)->credit_wanted };
+
+	ASSERT_EQ(0, sh("echo 1 > " SIB_SYSFS_IB "/sib0/credits"));
+	ASSERT_EQ(0, pthread_create(&c.t, NULL, cw_scribble, &c));
+	for (int i = 0; i < 200 && _metadata->passed; i++) {
+		cw_exchange(_metadata, self, 100 + i, (i % 8) * 1000, 1000);
+		if (!(i % 5))
+			doorbell(self->h.p.qp[0], true);
+	}
+	c.stop = 1;
+	pthread_join(c.t, NULL);
+	EXPECT_STATE(self->h.p.qp[0], IBV_QPS_RTS);
+	EXPECT_STATE(self->h.p.qp[1], IBV_QPS_RTS);
+	device_healthy(_metadata, self);
+}
+
 SIB_HARNESS_MAIN

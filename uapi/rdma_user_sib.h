@@ -44,6 +44,13 @@ enum sib_ucontext_caps {
 	 * unless the kernel sets this bit; a kernel without it leaves kpoll 0.
 	 */
 	SIB_UCTX_CAP_SQ_KPOLL = 1 << 0,
+	/*
+	 * The kernel sets sib_ring_hdr.credit_wanted of receive queues (see
+	 * "Credit updates" below) and answers a POST_RECV doorbell while it
+	 * is set. Without this bit, the word stays 0 and no doorbell is
+	 * needed: the peer then learns of new receives only from its retry.
+	 */
+	SIB_UCTX_CAP_RQ_CREDIT = 1 << 1,
 };
 
 struct sib_alloc_ucontext_resp {
@@ -98,6 +105,19 @@ struct sib_alloc_pd_resp {
  * sees the new prod, or it had not cleared kpoll yet. Any other value
  * means "ring the doorbell". A process that never skips loses nothing.
  *
+ * Credit updates (RQ of an RC QP, with SIB_UCTX_CAP_RQ_CREDIT): when the
+ * responder has told its peer that no receive WQE is posted (an ACK
+ * advertising zero end-to-end credits, or an RNR NAK), the kernel stores
+ * credit_wanted = 1, issues a full barrier and reads prod once more. A
+ * producer that stored prod, issued a full barrier and then read
+ * credit_wanted as nonzero writes one POST_RECV doorbell (a legacy
+ * POST_RECV command without work requests); the kernel then clears the
+ * word and sends the peer an ACK with the new credits, so that the peer
+ * sends what it held back. Either the kernel sees the new prod, or the
+ * producer sees the word. A producer that never looks loses only speed:
+ * the peer probes when its timer expires. The kernel trusts nothing in
+ * this word: any value merely costs a doorbell.
+ *
  * When the kernel advances the consumer index of an SQ or RQ: a send WQE
  * stays in the ring, counting against the SQ's capacity, until its
  * completion has been generated (or it would have been, for an
@@ -113,7 +133,8 @@ struct sib_ring_hdr {
 	__u32 pad1[15];
 	__u32 flags;		/* enum sib_ring_flags; written by the kernel */
 	__u32 kpoll;		/* SQ: doorbell suppression; by the kernel */
-	__u32 pad2[30];
+	__u32 credit_wanted;	/* RQ: credit updates; by the kernel */
+	__u32 pad2[29];
 };
 
 enum sib_ring_flags {

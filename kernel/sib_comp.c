@@ -551,6 +551,9 @@ void sib_comp_timers(struct sib_qp *qp)
 		} else if (s) {
 			sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
 			sib_comp_retry(qp, qp->comp.psn, true);
+		} else {
+			/* Nothing waits: off, so that the next send arms it. */
+			sib_timer_stop(qp);
 		}
 	}
 	sib_comp_run(qp);

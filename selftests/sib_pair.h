@@ -141,5 +141,9 @@ int count_async_events(struct ibv_context *ctx, enum ibv_event_type type,
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 long now_ms(void);
+/* Microseconds of CLOCK_MONOTONIC. */
+double now_us(void);
+/* qsort() comparison of doubles (the benchmark helpers' percentiles). */
+int cmp_double(const void *a, const void *b);
 
 #endif /* SIB_PAIR_H */

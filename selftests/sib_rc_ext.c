@@ -1012,15 +1012,8 @@ TEST_F_TIMEOUT(ext, stress_4_pairs, 240)
  */
 static long long sib0_counter(const char *name)
 {
-	char path[160], buf[64];
-
 	usleep(30000);
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/sib0/ports/1/hw_counters/%s", name);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return strtoll(buf, NULL, 10);
+	return hw_counter("sib0", name);
 }
 
 /*

@@ -760,18 +760,6 @@ TEST_F_TIMEOUT(stress, ack_timer_after_idle, 60)
 	buf_free(&r);
 }
 
-/* A port counter from sysfs (cheaper than "rdma statistic"), or -1. */
-static long long hw_counter(const char *dev, const char *name)
-{
-	char path[160], buf[32];
-
-	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/hw_counters/%s",
-		 dev, name);
-	if (read_text(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
-}
-
 /*
  * Regression (the combined-fault RETRY_EXC_ERR): a READ whose responses
  * are lost, followed by WRITEs. The first WRITE's ACK is an implied NAK

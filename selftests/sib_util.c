@@ -403,6 +403,17 @@ long long link_counter(const char *ibdev, const char *name)
 	return v;
 }
 
+long long hw_counter(const char *ibdev, const char *name)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/hw_counters/%s",
+		 ibdev, name);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
 #define SIB_FAULT_DIR "/sys/kernel/debug/sib/%s/fault/%s"
 
 int fault_knob_set(const char *ibdev, const char *knob, long long val)

@@ -51,6 +51,11 @@ int gid_index(const char *ibdev, const char *addr);
 int wait_gid_index(const char *ibdev, const char *addr);
 /* A counter of "rdma statistic show link IBDEV/1", or -1. */
 long long link_counter(const char *ibdev, const char *name);
+/*
+ * A port counter from sysfs (hw_counters; cheaper than "rdma statistic"),
+ * or -1. ib_core serves a read within 10 ms of the last from a cache.
+ */
+long long hw_counter(const char *ibdev, const char *name);
 
 /* Write @val to fault-injection knob @knob of @ibdev (debugfs); 0 or -errno. */
 int fault_knob_set(const char *ibdev, const char *knob, long long val);

@@ -113,6 +113,22 @@ static u8 sib_ack_syndrome(struct sib_qp *qp)
 	return SIB_AETH_ACK | code;
 }
 
+/* The newest request executed was a READ or an atomic. */
+static bool sib_resp_newest_is_rd_atomic(struct sib_qp *qp)
+{
+	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 psn = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
+
+	for (i = 0; i < n; i++) {
+		struct sib_resp_res *res = &qp->resp.res[i];
+
+		if (res->opcode && sib_psn_cmp(res->first_psn, psn) <= 0 &&
+		    sib_psn_cmp(res->last_psn, psn) >= 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Receives were posted to a starved RQ (SIB_QP_CREDIT_UPDATE): send one
  * unsolicited ACK for the newest PSN executed, with the current MSN and
@@ -137,6 +153,15 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	 * after the next packet, in case the message ends without an ACK.
 	 */
 	if (qp->resp.last_op != 0xff) {
+		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
+		return;
+	}
+	/*
+	 * Nor may it name a READ or atomic: only its response acknowledges
+	 * it (rdma_rxe 6.1 even completes an atomic on a plain ACK, without
+	 * its result). Look again after the next request.
+	 */
+	if (sib_resp_newest_is_rd_atomic(qp)) {
 		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
 		return;
 	}

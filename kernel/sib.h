@@ -95,6 +95,7 @@ enum sib_counter {
 	SIB_CNT_CREDIT_UPD_SENT, /* unsolicited ACKs with new credits */
 	SIB_CNT_CREDIT_UPD_RCVD, /* duplicate ACKs that raised the limit */
 	SIB_CNT_CREDIT_PROBES,	/* limited WQEs sent after a credit wait timed out */
+	SIB_CNT_LOCAL_BURSTS,	/* local packets that stood for several PSNs */
 	SIB_NUM_CNT
 };
 
@@ -166,6 +167,12 @@ struct sib_dev {
 static inline void sib_count(struct sib_dev *sdev, unsigned int idx)
 {
 	atomic64_inc(&sdev->cnt[idx]);
+}
+
+static inline void sib_count_n(struct sib_dev *sdev, unsigned int idx,
+			       unsigned int n)
+{
+	atomic64_add(n, &sdev->cnt[idx]);
 }
 
 /* The workqueue that runs every QP's engines (sib_main.c). */

@@ -417,8 +417,8 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 	u32 len = pkt->paylen;
 	int ret;
 
-	if (len > s->len - s->rcvd ||
-	    (!(pkt->flags & SIB_OP_LAST) && len != qp->mtu)) {
+	if (len > s->len - s->rcvd || !sib_pkt_span_ok(pkt, qp->mtu) ||
+	    (!(pkt->flags & SIB_OP_LAST) && len != pkt->npkts * qp->mtu)) {
 		sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
@@ -431,7 +431,7 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 		return;
 	}
 	s->rcvd += len;
-	qp->comp.psn = sib_psn_add(pkt->psn, 1);
+	qp->comp.psn = sib_psn_add(pkt->psn, pkt->npkts);
 	/* Every response is progress (IBA 9.7.6.1.3). */
 	sib_comp_progress(qp);
 	if (pkt->flags & SIB_OP_LAST) {
@@ -494,7 +494,8 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	 */
 	s = sib_comp_rd_atomic(qp);
 	if (!s || sib_psn_cmp(pkt->psn, s->first_psn) < 0 ||
-	    sib_psn_cmp(pkt->psn, s->last_psn) > 0)
+	    sib_psn_cmp(sib_psn_add(pkt->psn, pkt->npkts - 1),
+			s->last_psn) > 0)
 		return;		/* duplicate, or not ours: drop */
 	sib_comp_ack_upto(qp, sib_psn_add(s->first_psn, SIB_PSN_MASK));
 	if (sib_comp_oldest(qp) != s || pkt->psn != qp->comp.psn)

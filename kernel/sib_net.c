@@ -166,6 +166,7 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 	pkt->flags = sib_op_flags(opcode);
 	pkt->hdr_len = hdr_len;
 	pkt->paylen = paylen;
+	pkt->npkts = 1;
 	pkt->psn = psn & SIB_PSN_MASK;
 	pkt->qpn = qp->attr.dest_qp_num & SIB_QPN_MASK;
 	pkt->ack_req = ack_req;
@@ -217,6 +218,7 @@ int sib_pkt_parse(struct sk_buff *skb)
 	pkt->flags = sib_op_flags(bth->opcode);
 	pkt->hdr_len = hdr_len;
 	pkt->paylen = skb->len - hdr_len - pad;
+	pkt->npkts = 1;
 	pkt->psn = apsn & SIB_PSN_MASK;
 	pkt->qpn = be32_to_cpu(bth->qpn) & SIB_QPN_MASK;
 	pkt->ack_req = !!(apsn & SIB_BTH_ACK_REQ);
@@ -253,7 +255,7 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	sib_count(sdev, SIB_CNT_RCVD_PKTS);
+	sib_count_n(sdev, SIB_CNT_RCVD_PKTS, sib_pkt(skb)->npkts);
 	skb_queue_tail(&dst->rxq, skb);
 	if (defer && sib_defer_add(defer, dst))
 		return;
@@ -368,7 +370,8 @@ static int sib_pkt_frags_done(struct sib_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (mode == SIB_PAY_LOCAL_FRAGS) {
-		sib_count(qp->sdev, SIB_CNT_ONECOPY_PKTS);
+		sib_count_n(qp->sdev, SIB_CNT_ONECOPY_PKTS,
+			    sib_pkt(skb)->npkts);
 		return 0;
 	}
 	ret = sib_pkt_trailer(qp, skb);
@@ -377,31 +380,80 @@ static int sib_pkt_frags_done(struct sib_qp *qp, struct sk_buff *skb,
 	return ret;
 }
 
+/*
+ * A local burst: one packet on the local path that stands for @npkts
+ * consecutive PSNs of one message, each full but the last (IBA's
+ * FIRST/MIDDLE/LAST rules hold for the burst as a whole). Nothing reaches
+ * a wire, so the packet need not be cut at the MTU: the sender builds one
+ * skb of MR page fragments, the responder makes one sequence check and
+ * one copy, and answers for the burst's last PSN. The PSN space, the ACK
+ * requests and the window are those of the single packets. Bursts are
+ * only built while no fault is injected on the device (each packet must
+ * be there for the injector to act on), and never on the wire.
+ */
+bool sib_pkt_may_burst(struct sib_qp *qp)
+{
+	return !READ_ONCE(qp->sdev->fault.active) &&
+	       sib_route_local(qp, &qp->av);
+}
+
+/* How many packets a burst of the next @left bytes may stand for. */
+u32 sib_burst_pkts(u32 left, u32 mtu)
+{
+	return clamp_t(u32, DIV_ROUND_UP(left, mtu), 1,
+		       min_t(u32, SIB_BURST_BYTES / mtu, SIB_BURST_PKTS));
+}
+
+/*
+ * Is the payload of @pkt right for the PSNs it stands for? A single
+ * packet's length is checked by its engine; a local burst's packets are
+ * all full but the last.
+ */
+bool sib_pkt_span_ok(const struct sib_pkt *pkt, u32 mtu)
+{
+	u32 full = pkt->npkts * mtu;
+
+	if (pkt->npkts == 1)
+		return true;
+	if (!pkt->local || pkt->npkts > SIB_BURST_PKTS)
+		return false;
+	if (!(pkt->flags & SIB_OP_LAST))
+		return pkt->paylen == full;
+	return pkt->paylen > full - mtu && pkt->paylen <= full;
+}
+
 /**
  * sib_pkt_alloc_gather - a packet with @paylen bytes of a send WQE
  * @qp:		the sending QP (engine mutex held)
  * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
  * @paylen:	payload bytes, from @s's current position on
+ * @npkts:	PSNs the packet stands for (> 1: a local burst, see
+ *		sib_pkt_may_burst(); built of page fragments or not at all)
  * @s:		the WQE; its gather position moves past the bytes
- * @err:	set on failure: -ENOMEM, or the error of sib_sgl_copy()
+ * @err:	set on failure: -ENOMEM, -E2BIG (a burst that needs a
+ *		copy: send single packets), or the error of sib_sgl_copy()
  *
  * Return: the packet, or NULL.
  */
 struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
-				     u32 paylen, u32 psn, bool ack_req,
-				     struct sib_swqe *s, int *err)
+				     u32 paylen, u32 npkts, u32 psn,
+				     bool ack_req, struct sib_swqe *s,
+				     int *err)
 {
 	struct sib_sgl_pos pos = s->pos;
 	enum sib_paymode mode = SIB_PAY_COPY;
 	struct sk_buff *skb;
-	int ret;
+	int ret = -E2BIG;
 
 	if (!(s->wr->send_flags & IB_SEND_INLINE))
 		mode = sib_pkt_paymode(qp, paylen);
+	if (npkts > 1 && mode != SIB_PAY_LOCAL_FRAGS)
+		goto fail;
 	if (mode != SIB_PAY_COPY) {
 		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, mode);
 		if (!skb)
 			goto nomem;
+		sib_pkt(skb)->npkts = npkts;
 		ret = sib_sgl_frags(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 				    (struct sib_sge *)(s->wr + 1),
 				    s->wr->num_sge, &pos, skb, paylen);
@@ -409,13 +461,13 @@ struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
 			ret = sib_pkt_frags_done(qp, skb, mode);
 		if (!ret) {
 			s->pos = pos;
+			if (npkts > 1)
+				sib_count(qp->sdev, SIB_CNT_LOCAL_BURSTS);
 			return skb;
 		}
 		kfree_skb(skb);
-		if (ret != -E2BIG) {
-			*err = ret;
-			return NULL;
-		}
+		if (ret != -E2BIG || npkts > 1)
+			goto fail;
 	}
 	skb = sib_pkt_alloc(qp, opcode, paylen, psn, ack_req);
 	if (!skb)
@@ -430,36 +482,49 @@ struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
 nomem:
 	*err = -ENOMEM;
 	return NULL;
+fail:
+	*err = ret;
+	return NULL;
 }
 
 /**
- * sib_pkt_alloc_mr - a packet with @paylen bytes of an MR (READ responses)
+ * sib_pkt_alloc_mr - a READ response with @paylen bytes of an MR
  * @qp:		the sending QP (engine mutex held)
- * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
+ * @opcode, @psn: as for sib_pkt_alloc()
  * @paylen:	payload bytes
+ * @npkts:	PSNs it stands for (> 1: a local burst, see
+ *		sib_pkt_may_burst(); a user MR's range of at most
+ *		SIB_BURST_BYTES always fits in the fragments)
  * @mr, @iova:	where they are, checked by sib_mr_get() (@mr NULL only
  *		with @paylen 0)
  *
  * Return: the packet, or NULL (no memory).
  */
 struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
-				 u32 psn, bool ack_req, struct sib_mr *mr,
+				 u32 npkts, u32 psn, struct sib_mr *mr,
 				 u64 iova)
 {
 	enum sib_paymode mode = sib_pkt_paymode(qp, paylen);
 	struct sk_buff *skb;
 
 	if (mode != SIB_PAY_COPY && mr->mr_kind == SIB_MR_USER) {
-		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, mode);
+		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, false, mode);
 		if (!skb)
 			return NULL;
+		sib_pkt(skb)->npkts = npkts;
 		if (!sib_mr_add_frags(mr, iova, skb, paylen) &&
-		    !sib_pkt_frags_done(qp, skb, mode))
+		    !sib_pkt_frags_done(qp, skb, mode)) {
+			if (npkts > 1)
+				sib_count(qp->sdev, SIB_CNT_LOCAL_BURSTS);
 			return skb;
+		}
 		kfree_skb(skb);
 	}
-	skb = sib_pkt_alloc(qp, opcode, paylen, psn, ack_req);
-	if (skb && paylen)
+	skb = sib_pkt_alloc(qp, opcode, paylen, psn, false);
+	if (!skb)
+		return NULL;
+	sib_pkt(skb)->npkts = npkts;
+	if (paylen)
 		sib_mr_copy(mr, iova, sib_pkt_payload(skb), paylen,
 			    SIB_FROM_MEM);
 	return skb;
@@ -721,7 +786,7 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 	struct sk_buff *extra;
 
 	lockdep_assert_held(&qp->engine);
-	sib_count(sdev, SIB_CNT_SENT_PKTS);
+	sib_count_n(sdev, SIB_CNT_SENT_PKTS, sib_pkt(skb)->npkts);
 	if (sib_route_local(qp, av)) {
 		sib_deliver_local(qp, skb);
 		return;

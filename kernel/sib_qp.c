@@ -75,7 +75,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	struct sk_buff *skb;
 	int budget = SIB_RX_BUDGET;
 
-	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
+	/* A local burst counts for the packets it stands for. */
+	while (budget > 0 && (skb = skb_dequeue(&qp->rxq))) {
+		budget -= sib_pkt(skb)->npkts;
 		if (sib_pkt(skb)->flags & SIB_OP_REQ)
 			sib_responder(qp, skb);
 		else

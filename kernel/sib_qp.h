@@ -404,12 +404,17 @@ static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
 	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
 }
 
+/* A local burst (sib_pkt_may_burst()) carries at most this much. */
+#define SIB_BURST_BYTES		SZ_64K
+#define SIB_BURST_PKTS		64
+
 /* Parsed packet facts, in skb->cb. */
 struct sib_pkt {
 	u32 psn;
 	u32 qpn;		/* destination QP */
 	u32 flags;		/* sib_op_flags(opcode) */
-	u16 paylen;		/* payload bytes, without padding */
+	u32 paylen;		/* payload bytes, without padding */
+	u16 npkts;		/* PSNs it stands for: > 1 for a local burst */
 	u8 opcode;
 	u8 hdr_len;
 	bool ack_req;
@@ -533,11 +538,15 @@ void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 #define SIB_ICRC_LEN	4
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req);
+bool sib_pkt_may_burst(struct sib_qp *qp);
+u32 sib_burst_pkts(u32 left, u32 mtu);
+bool sib_pkt_span_ok(const struct sib_pkt *pkt, u32 mtu);
 struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
-				     u32 paylen, u32 psn, bool ack_req,
-				     struct sib_swqe *s, int *err);
+				     u32 paylen, u32 npkts, u32 psn,
+				     bool ack_req, struct sib_swqe *s,
+				     int *err);
 struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
-				 u32 psn, bool ack_req, struct sib_mr *mr,
+				 u32 npkts, u32 psn, struct sib_mr *mr,
 				 u64 iova);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,

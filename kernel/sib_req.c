@@ -221,34 +221,70 @@ static void sib_req_psn_next(struct sib_qp *qp, u32 n)
 		qp->req.psn_max = qp->req.psn;
 }
 
-/* Send the next packet of a SEND or RDMA WRITE. */
-static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
+/*
+ * How many packets the next one of @s may stand for: a local burst (see
+ * sib_pkt_may_burst()) of new PSNs (a resend goes packet by packet),
+ * within the window of unacknowledged PSNs.
+ */
+static u32 sib_req_burst(struct sib_qp *qp, struct sib_swqe *s)
 {
-	struct sib_send_wqe *w = s->wr;
-	u32 seg = min(qp->mtu, s->len - s->sent);
+	u32 used = (qp->req.psn - qp->comp.psn) & SIB_PSN_MASK;
+	u32 room = used < SIB_MAX_INFLIGHT ? SIB_MAX_INFLIGHT - used : 1;
+	u32 n = min(sib_burst_pkts(s->len - s->sent, qp->mtu), room);
+
+	if (n <= 1 || qp->ib_qp.qp_type == IB_QPT_UD ||
+	    (s->wr->send_flags & IB_SEND_INLINE) ||
+	    qp->req.psn != qp->req.psn_max || !sib_pkt_may_burst(qp))
+		return 1;
+	return n;
+}
+
+/* Build the next packet of a SEND or RDMA WRITE: @npkts PSNs' worth. */
+static struct sk_buff *sib_req_seg_pkt(struct sib_qp *qp, struct sib_swqe *s,
+				       u32 npkts, int *err)
+{
+	u32 seg = min(npkts * qp->mtu, s->len - s->sent);
 	bool first = !s->sent, last = s->sent + seg == s->len;
 	bool rc = qp->ib_qp.qp_type == IB_QPT_RC;
 	struct sk_buff *skb;
 	bool ack;
 	u8 op;
-	int ret;
 
-	op = sib_send_opcode(qp, w->opcode, first, last);
+	op = sib_send_opcode(qp, s->wr->opcode, first, last);
 	/*
 	 * Ask for an ACK at the end of each message, and every
 	 * SIB_ACK_EVERY packets within a long one, so that the window of
 	 * unacknowledged PSNs keeps moving.
 	 */
-	ack = rc && (last || !(++qp->req.noack % SIB_ACK_EVERY));
-	skb = sib_pkt_alloc_gather(qp, op, seg, qp->req.psn, ack, s, &ret);
+	ack = rc && (last || qp->req.noack + npkts >= SIB_ACK_EVERY);
+	skb = sib_pkt_alloc_gather(qp, op, seg, npkts, qp->req.psn, ack, s,
+				   err);
+	if (skb)
+		qp->req.noack = ack ? 0 : qp->req.noack + npkts;
+	return skb;
+}
+
+/* Send the next packet of a SEND or RDMA WRITE. */
+static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	u32 npkts = sib_req_burst(qp, s);
+	bool first = !s->sent, last;
+	struct sk_buff *skb;
+	int ret;
+
+	skb = sib_req_seg_pkt(qp, s, npkts, &ret);
+	if (!skb && ret == -E2BIG && npkts > 1) {
+		npkts = 1;	/* too many fragments: single packets */
+		skb = sib_req_seg_pkt(qp, s, npkts, &ret);
+	}
 	if (!skb) {
 		if (ret == -ENOMEM)
 			return ret;
 		sib_swqe_fail(qp, s, sib_copy_status(ret));
 		return 0;
 	}
-	if (ack)
-		qp->req.noack = 0;
+	last = sib_pkt(skb)->flags & SIB_OP_LAST;
 	sib_fill_exts(skb, w, s->len);
 	if (last && (w->send_flags & IB_SEND_SOLICITED)) {
 		((struct sib_bth *)skb->data)->flags |= SIB_BTH_SE;
@@ -259,11 +295,12 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 		s->begun = true;
 	}
 	if (!s->all_sent)
-		s->last_psn = qp->req.psn;
-	s->sent += seg;
-	sib_req_psn_next(qp, 1);
+		s->last_psn = sib_psn_add(qp->req.psn, npkts - 1);
+	s->sent += sib_pkt(skb)->paylen;
+	sib_req_psn_next(qp, npkts);
 	if (last) {
-		s->state = rc ? SIB_SWQE_SENT : SIB_SWQE_DONE;
+		s->state = qp->ib_qp.qp_type == IB_QPT_RC ?
+			   SIB_SWQE_SENT : SIB_SWQE_DONE;
 		s->all_sent = true;
 	}
 	sib_pkt_send(qp, skb);
@@ -420,10 +457,16 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 void sib_requester(struct sib_qp *qp)
 {
 	int budget = SIB_REQ_BUDGET;
+	bool more = false;
 	struct sib_swqe *s;
+	u32 sent;
 	int ret;
 
-	while (budget-- > 0 && !qp->req.rnr_wait) {
+	while (!qp->req.rnr_wait) {
+		if (budget <= 0) {
+			more = true;
+			break;
+		}
 		if (qp->req.idx == qp->req.fetched) {
 			ret = sib_req_fetch(qp);
 			if (ret == -ENOENT)
@@ -434,11 +477,14 @@ void sib_requester(struct sib_qp *qp)
 			}
 		}
 		s = sib_swqe_at(qp, qp->req.idx);
+		sent = s->sent;
 		if (!sib_req_step(qp, s))
 			break;
+		/* A local burst counts for the packets it stands for. */
+		budget -= max_t(u32, 1, (s->sent - sent) / qp->mtu);
 	}
 	sib_comp_run(qp);
-	if (budget < 0)
+	if (more)
 		sib_qp_sched(qp);
 }
 

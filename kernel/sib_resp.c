@@ -386,7 +386,8 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 	if ((pkt->flags & SIB_OP_IMMDT) && sib_resp_get_rwqe(qp, pkt->psn))
 		return -EAGAIN;
 	if (pkt->paylen > qp->resp.resid ||
-	    (!(pkt->flags & SIB_OP_LAST) && pkt->paylen != qp->mtu) ||
+	    (!(pkt->flags & SIB_OP_LAST) &&
+	     pkt->paylen != pkt->npkts * qp->mtu) ||
 	    ((pkt->flags & SIB_OP_LAST) && pkt->paylen != qp->resp.resid)) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
 		return -EINVAL;
@@ -418,18 +419,21 @@ static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
 static void sib_resp_read_reply(struct sib_qp *qp, struct sib_resp_res *res,
 				struct sib_mr *mr, u64 mr_va, u32 off, u32 psn)
 {
+	bool burst = mr && mr->mr_kind == SIB_MR_USER && sib_pkt_may_burst(qp);
 	u32 len = res->len;
 	struct sk_buff *skb;
 
 	do {
-		u32 seg = min(qp->mtu, len - off);
+		u32 npkts = burst ? sib_burst_pkts(len - off, qp->mtu) : 1;
+		u32 seg = min(npkts * qp->mtu, len - off);
 		bool first = off == 0, last = off + seg == len;
 		u8 op = first && last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
 			first ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
 			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
 			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 
-		skb = sib_pkt_alloc_mr(qp, op, seg, psn, false, mr, mr_va + off);
+		skb = sib_pkt_alloc_mr(qp, op, seg, npkts, psn, mr,
+				       mr_va + off);
 		if (!skb)
 			return;	/* the requester retries the READ */
 		if (sib_pkt(skb)->flags & SIB_OP_AETH)
@@ -437,7 +441,7 @@ static void sib_resp_read_reply(struct sib_qp *qp, struct sib_resp_res *res,
 				sib_aeth_val(qp, sib_ack_syndrome(qp));
 		sib_pkt_send(qp, skb);
 		off += seg;
-		psn = sib_psn_add(psn, 1);
+		psn = sib_psn_add(psn, npkts);
 	} while (off < len);
 }
 
@@ -787,7 +791,8 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
 		goto out;
 	}
-	if (!sib_resp_rights_ok(qp, pkt->flags)) {
+	if (!sib_resp_rights_ok(qp, pkt->flags) ||
+	    !sib_pkt_span_ok(pkt, qp->mtu)) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
 		goto out;
 	}
@@ -800,13 +805,14 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		goto out;	/* NAKed, or RNR: the PSN stays */
 	}
 	if (ret == 0) {
-		qp->resp.psn = sib_psn_add(pkt->psn, 1);
+		qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
 		if ((pkt->flags & SIB_OP_LAST) &&
 		    !(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC)))
 			qp->resp.msn++;
 		if (pkt->ack_req && qp->ib_qp.qp_type == IB_QPT_RC &&
 		    !(pkt->flags & SIB_OP_ATOMIC) && !sib_resp_ack_later(qp))
-			sib_resp_ack(qp, pkt->psn, sib_ack_syndrome(qp));
+			sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
+				     sib_ack_syndrome(qp));
 	}
 	qp->resp.last_op = (pkt->flags & SIB_OP_LAST) ? 0xff : pkt->opcode;
 out:

@@ -6,7 +6,8 @@
  * limit event and query_srq; the fence; memory windows of type 1 and 2
  * (bind, access inside and outside, invalidation locally and by
  * SEND_WITH_INV, zero-based); a stress run of 4 QP pairs with random
- * opcodes and sizes, every byte checked; and scheduling: a busy QP does
+ * opcodes and sizes, every byte checked; the one-copy local path and its
+ * bursts (several PSNs in one local packet); and scheduling: a busy QP does
  * not hold up another, and a waiting QP does not spin.
  */
 #define _GNU_SOURCE
@@ -1146,6 +1147,256 @@ TEST_F(ext, onecopy_dereg_after)
 	expect_wc("write 2", p.scq[0], 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
 		  p.qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(self->r.p, self->l.p, 60000, "write 2");
+	pair_destroy(&p);
+}
+
+/* ---- local bursts ------------------------------------------------------------- */
+
+/* The change of two counters of sib0 across @ops. */
+struct ctr2 {
+	long long onecopy, bursts;
+};
+
+static struct ctr2 ctr2_now(void)
+{
+	struct ctr2 c = {
+		.onecopy = sib0_counter("onecopy_pkts"),
+		.bursts = sib0_counter("local_bursts"),
+	};
+	return c;
+}
+
+/* WRITE @len bytes from l+@loff to r+@roff and check every byte. */
+static void burst_write(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ext) *self, struct pair *p, uint64_t id,
+			size_t loff, size_t roff, uint32_t len)
+{
+	struct ibv_sge sg = mk_sge(&self->l, loff, len);
+
+	memset(self->r.p, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_WRITE, id, &sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, roff),
+			     self->r.mr->rkey));
+	expect_wc("write", p->scq[0], id, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p->qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + roff, self->l.p + loff, len, "write");
+	EXPECT_UNTOUCHED(self->r.p, roff, 0, "before the write");
+	EXPECT_UNTOUCHED(self->r.p + roff + len, BUFSZ - roff - len, 0,
+			 "after the write");
+}
+
+/*
+ * Between QPs of one device, up to 64 KiB of a message (64 PSNs) travel
+ * as one packet, a local burst. Every PSN is still counted (onecopy_pkts
+ * goes up by the message's packets at the MTU) and every byte arrives:
+ * WRITE at odd offsets, SEND scattered over three receive SGEs, READ,
+ * WRITE_WITH_IMM, at MTU 4096 and 1024. A burst that would need more
+ * page fragments than an skb holds goes as single packets.
+ */
+TEST_F(ext, local_bursts)
+{
+	struct ibv_sge sg[16], rg[3];
+	struct pair_opts o;
+	struct ibv_wc wc;
+	struct ctr2 c0, c1;
+	struct pair p;
+	int i;
+
+	pair_default_opts(&o);
+	o.max_sge = 16;
+	o.mtu = IBV_MTU_4096;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	fill_pattern(self->l.p, BUFSZ, 31);
+
+	/* WRITE: 256 packets, 16 bursts of 16. */
+	c0 = ctr2_now();
+	burst_write(_metadata, self, &p, 1, 5, 3, BUFSZ - 9);
+	c1 = ctr2_now();
+	EXPECT_EQ(c0.onecopy + 256, c1.onecopy);
+	EXPECT_EQ(c0.bursts + 16, c1.bursts);
+
+	/* SEND of 200000 bytes: 3 bursts and a last single packet. */
+	memset(self->r.p, 0, BUFSZ);
+	rg[0] = mk_sge(&self->r, 0, 70000);
+	rg[1] = mk_sge(&self->r, 100001, 70000);
+	rg[2] = mk_sge(&self->r, 300000, 70000);
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 2, rg, 3));
+	sg[0] = mk_sge(&self->l, 1, 200000);
+	c0 = ctr2_now();
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 3, sg, 1, IBV_SEND_SIGNALED,
+			     0, 0));
+	expect_wc("send", p.scq[0], 3, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, 200000, NULL);
+	c1 = ctr2_now();
+	EXPECT_SAME(self->r.p, self->l.p + 1, 70000, "send sge 0");
+	EXPECT_SAME(self->r.p + 100001, self->l.p + 70001, 70000, "send sge 1");
+	EXPECT_SAME(self->r.p + 300000, self->l.p + 140001, 60000,
+		    "send sge 2");
+	EXPECT_UNTOUCHED(self->r.p + 360000, 10000, 0, "after the send");
+	EXPECT_EQ(c0.onecopy + 49, c1.onecopy);
+	EXPECT_EQ(c0.bursts + 3, c1.bursts);
+
+	/* READ of 300001 bytes: 74 responses in 5 bursts. */
+	memset(self->r.p, 0, BUFSZ);
+	sg[0] = mk_sge(&self->r, 11, 300001);
+	c0 = ctr2_now();
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 4, sg, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->l, 7),
+			     self->l.mr->rkey));
+	expect_wc("read", p.scq[0], 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  p.qp[0]->qp_num, ANY, NULL);
+	c1 = ctr2_now();
+	EXPECT_SAME(self->r.p + 11, self->l.p + 7, 300001, "read");
+	EXPECT_UNTOUCHED(self->r.p + 11 + 300001, 4096, 0, "after the read");
+	EXPECT_EQ(c0.onecopy + 74, c1.onecopy);
+	EXPECT_EQ(c0.bursts + 5, c1.bursts);
+
+	/* WRITE_WITH_IMM: the receive completes with the length and imm. */
+	memset(self->r.p, 0, BUFSZ);
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 5, NULL, 0));
+	sg[0] = mk_sge(&self->l, 0, 100000);
+	{
+		struct ibv_send_wr wr = {
+			.wr_id = 6, .sg_list = sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IBV_SEND_SIGNALED,
+			.imm_data = htonl(0x5eed),
+			.wr.rdma.remote_addr = buf_addr(&self->r, 64),
+			.wr.rdma.rkey = self->r.mr->rkey,
+		};
+
+		ASSERT_EQ(0, post_send_wr(p.qp[0], &wr));
+	}
+	expect_wc("write imm", p.scq[0], 6, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv imm", p.rcq[1], 5, IBV_WC_SUCCESS,
+		  IBV_WC_RECV_RDMA_WITH_IMM, p.qp[1]->qp_num, 100000, &wc);
+	EXPECT_EQ(htonl(0x5eed), wc.imm_data);
+	EXPECT_SAME(self->r.p + 64, self->l.p, 100000, "write imm");
+
+	/*
+	 * 16 SGEs of 8000 bytes, each over three pages: 64 KiB of them
+	 * would need about 27 fragments. Such bursts go as single packets;
+	 * only the tail, when it fits, is a burst.
+	 */
+	memset(self->r.p, 0, BUFSZ);
+	for (i = 0; i < 16; i++)
+		sg[i] = mk_sge(&self->l, 12288 * i + 4000, 8000);
+	c0 = ctr2_now();
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 7, sg, 16,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("16 sges", p.scq[0], 7, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  p.qp[0]->qp_num, ANY, NULL);
+	c1 = ctr2_now();
+	for (i = 0; i < 16; i++)
+		EXPECT_SAME(self->r.p + 8000 * i, self->l.p + 12288 * i + 4000,
+			    8000, "sge");
+	EXPECT_EQ(c0.onecopy + 32, c1.onecopy);
+	EXPECT_GT(c0.bursts + 2, c1.bursts);
+	pair_destroy(&p);
+
+	/* MTU 1024: bursts of 64 packets. */
+	o.mtu = IBV_MTU_1024;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	c0 = ctr2_now();
+	burst_write(_metadata, self, &p, 8, 0, 1, BUFSZ - 1);
+	c1 = ctr2_now();
+	EXPECT_EQ(c0.onecopy + 1024, c1.onecopy);
+	EXPECT_EQ(c0.bursts + 16, c1.bursts);
+	pair_destroy(&p);
+}
+
+/*
+ * While fault injection is switched on, even with every probability at
+ * zero, the local path sends each PSN as a packet of its own, so that the
+ * injector can act on each; bursts come back when it is switched off.
+ */
+TEST_F(ext, local_bursts_not_under_faults)
+{
+	struct ctr2 c0, c1;
+	struct pair p;
+
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	fill_pattern(self->l.p, BUFSZ, 32);
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 1));
+	c0 = ctr2_now();
+	burst_write(_metadata, self, &p, 1, 0, 0, BUFSZ);
+	c1 = ctr2_now();
+	EXPECT_EQ(c0.bursts, c1.bursts);
+	EXPECT_EQ(c0.onecopy + 1024, c1.onecopy);
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 0));
+	c0 = ctr2_now();
+	burst_write(_metadata, self, &p, 2, 0, 0, BUFSZ);
+	c1 = ctr2_now();
+	EXPECT_EQ(c0.bursts + 16, c1.bursts);
+	EXPECT_EQ(c0.onecopy + 1024, c1.onecopy);
+	pair_destroy(&p);
+}
+
+/*
+ * A SEND of bursts into a receive that is too small: the responder
+ * finds it in the burst that crosses the end. The receive completes with
+ * LOC_LEN_ERR, the SEND with REM_INV_REQ_ERR, and both QPs are in ERR.
+ */
+TEST_F(ext, local_burst_send_too_long)
+{
+	struct ibv_sge sg, rg;
+	struct ctr2 c0, c1;
+	struct pair p;
+
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	rg = mk_sge(&self->r, 0, 150000);
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 1, &rg, 1));
+	sg = mk_sge(&self->l, 0, 200000);
+	c0 = ctr2_now();
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 2, &sg, 1, IBV_SEND_SIGNALED,
+			     0, 0));
+	expect_wc("recv", p.rcq[1], 1, IBV_WC_LOC_LEN_ERR, ANY,
+		  p.qp[1]->qp_num, ANY, NULL);
+	expect_wc("send", p.scq[0], 2, IBV_WC_REM_INV_REQ_ERR, ANY,
+		  p.qp[0]->qp_num, ANY, NULL);
+	c1 = ctr2_now();
+	EXPECT_LT(c0.bursts, c1.bursts);
+	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
+	EXPECT_STATE_SOON(p.qp[1], IBV_QPS_ERR);
+	pair_destroy(&p);
+}
+
+/*
+ * A 1 MiB SEND whose first burst meets an empty receive queue: RNR NAK,
+ * then (once a receive is posted) the requester goes back and sends the
+ * rest again, packet by packet up to where it had been, then in bursts.
+ * Every byte arrives once.
+ */
+TEST_F(ext, local_burst_rnr_resend)
+{
+	long long rnr0 = sib0_counter("rnr_nak_rcvd");
+	struct ibv_sge sg, rg;
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.rnr_retry = 7;
+	o.min_rnr_timer = 1;	/* 0.01 ms */
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	fill_pattern(self->l.p, BUFSZ, 33);
+	memset(self->r.p, 0, BUFSZ);
+	sg = mk_sge(&self->l, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 1, &sg, 1, IBV_SEND_SIGNALED,
+			     0, 0));
+	usleep(20000);
+	rg = mk_sge(&self->r, 0, BUFSZ);
+	ASSERT_EQ(0, post_recv_sges(p.qp[1], 2, &rg, 1));
+	expect_wc("send", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p.qp[1]->qp_num, BUFSZ, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, BUFSZ, "send");
+	EXPECT_LT(rnr0, sib0_counter("rnr_nak_rcvd"));
+	EXPECT_TRUE(cq_quiet(p.rcq[1], 50));
 	pair_destroy(&p);
 }
 

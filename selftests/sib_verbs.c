@@ -287,7 +287,19 @@ TEST_F(dev, netdev_delete_under_open_context)
  * it loads, so sib lives in another namespace here (see sib_wire for what
  * happens when both want the same one).
  */
-TEST(coexists_with_rxe)
+FIXTURE(rxe) {
+};
+
+FIXTURE_SETUP(rxe)
+{
+}
+
+FIXTURE_TEARDOWN(rxe)
+{
+}
+
+/* Loading rdma_rxe and two namespaces take long on a crowded TCG host. */
+TEST_F_TIMEOUT(rxe, coexists_with_rxe, 120)
 {
 	ASSERT_EQ(0, module_load());
 	sib_delete_all();

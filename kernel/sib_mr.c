@@ -218,18 +218,81 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 /*
  * The kernel side of a copy: a flat buffer, or the bytes of an skb from an
  * offset on (its linear part and its page fragments alike). Advanced by
- * each chunk copied.
+ * each chunk copied. Reading an skb's page fragments in order, @frag and
+ * @frag_off keep the place (the fragment that holds @off, and where in
+ * it), so that a copy of many pages does not walk the fragments from the
+ * first one for each page; @frag is -1 until the place is known.
  */
 struct sib_kbuf {
 	void *p;
 	struct sk_buff *skb;
 	u32 off;
+	int frag;
+	u32 frag_off;
 };
+
+/* Find the fragment that holds @b->off; false if it is not in one. */
+static bool sib_kbuf_seek(struct sib_kbuf *b)
+{
+	const struct skb_shared_info *sh = skb_shinfo(b->skb);
+	u32 at = skb_headlen(b->skb);
+	int i;
+
+	if (skb_has_frag_list(b->skb) || b->off < at)
+		return false;
+	for (i = 0; i < sh->nr_frags; i++) {
+		u32 size = skb_frag_size(&sh->frags[i]);
+
+		if (b->off < at + size) {
+			b->frag = i;
+			b->frag_off = b->off - at;
+			return true;
+		}
+		at += size;
+	}
+	return false;
+}
+
+/* Copy @len bytes of @b's fragments from its place on into @va. */
+static bool sib_kbuf_read_frags(struct sib_kbuf *b, void *va, u32 len)
+{
+	const struct skb_shared_info *sh = skb_shinfo(b->skb);
+
+	/* Past the linear part and without a frag_list, all of it is here. */
+	if (b->off + len > b->skb->len ||
+	    (b->frag < 0 && !sib_kbuf_seek(b)))
+		return false;
+	while (len) {
+		const skb_frag_t *f;
+		u32 at, n;
+		void *src;
+
+		f = &sh->frags[b->frag];
+		at = skb_frag_off(f) + b->frag_off;
+		n = min3(len, skb_frag_size(f) - b->frag_off,
+			 (u32)(PAGE_SIZE - offset_in_page(at)));
+		src = kmap_local_page(skb_frag_page(f) + (at >> PAGE_SHIFT));
+		memcpy(va, src + offset_in_page(at), n);
+		kunmap_local(src);
+		va += n;
+		len -= n;
+		b->off += n;
+		b->frag_off += n;
+		if (b->frag_off == skb_frag_size(f)) {
+			b->frag++;
+			b->frag_off = 0;
+		}
+	}
+	return true;
+}
 
 static void sib_copy_kva(void *va, struct sib_kbuf *b, u64 len,
 			 enum sib_dir dir)
 {
 	if (b->skb) {
+		if (dir == SIB_TO_MEM && sib_kbuf_read_frags(b, va, len))
+			return;
+		b->frag = -1;	/* the place is lost: seek again */
 		if (dir == SIB_TO_MEM)
 			skb_copy_bits(b->skb, b->off, va, len);
 		else
@@ -333,6 +396,7 @@ static void sib_kbuf_skb(struct sib_kbuf *b, struct sk_buff *skb, u32 off)
 	if (skb_is_nonlinear(skb)) {
 		b->skb = skb;
 		b->off = off;
+		b->frag = -1;
 	} else {
 		b->p = skb->data + off;
 	}

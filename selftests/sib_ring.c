@@ -1085,6 +1085,95 @@ TEST_F(ring, dbfile_context_gone)
 	EXPECT_EQ(0, module_load());
 }
 
+/* A legacy GET_CONTEXT on a fresh uverbs file, with @drv (NULL: none). */
+static int raw_get_context(const char *uverbs,
+			   const struct sib_alloc_ucontext_cmd *drv,
+			   struct sib_alloc_ucontext_resp *out, int *ufd)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		struct sib_alloc_ucontext_cmd drv;
+	} c = { };
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct sib_alloc_ucontext_resp drv;
+	} r = { };
+	size_t len = drv ? sizeof(c) : sizeof(c) - sizeof(c.drv);
+	int fd = open(uverbs, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	c.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT;
+	c.hdr.in_words = len / 4;
+	c.hdr.out_words = sizeof(r) / 4;
+	c.cmd.response = (uintptr_t)&r;
+	if (drv)
+		c.drv = *drv;
+	if (write(fd, &c, len) != (ssize_t)len) {
+		int err = errno;
+
+		close(fd);
+		return err;
+	}
+	*out = r.drv;
+	*ufd = fd;
+	return 0;
+}
+
+/*
+ * The file is opened only on request: a context request without driver
+ * data (an older libsib) gets none, unknown request flags are refused,
+ * and the fd a request returns is a doorbell file of the process.
+ */
+TEST_F(ring, dbfile_only_on_request)
+{
+	struct sib_alloc_ucontext_cmd cmd = { };
+	struct sib_alloc_ucontext_resp resp;
+	char uverbs[96];
+	int fds[4], ufd, n;
+
+	snprintf(uverbs, sizeof(uverbs), "/dev/infiniband/%s",
+		 self->ctx->device->dev_name);
+	n = db_fds(fds, 4);
+	ASSERT_EQ(1, n);
+
+	ASSERT_EQ(0, raw_get_context(uverbs, NULL, &resp, &ufd));
+	EXPECT_EQ(SIB_UVERBS_ABI_VERSION, resp.abi_version);
+	EXPECT_TRUE(resp.caps & SIB_UCTX_CAP_DB_FD);
+	EXPECT_EQ(-1, resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	close(ufd);
+
+	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	EXPECT_EQ(-1, resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	close(ufd);
+
+	cmd.flags = 2;
+	EXPECT_EQ(EINVAL, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	cmd.flags = SIB_UCTX_REQ_DB_FD;
+	cmd.reserved = 1;
+	EXPECT_EQ(EINVAL, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	EXPECT_EQ(1, db_fds(fds, 4));
+
+	cmd.reserved = 0;
+	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	ASSERT_LE(0, resp.db_fd);
+	EXPECT_EQ(2, db_fds(fds, 4));
+	EXPECT_TRUE(fds[0] == resp.db_fd || fds[1] == resp.db_fd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(resp.db_fd, F_GETFD) & FD_CLOEXEC);
+	/* A QP of the fixture's context is not this context's. */
+	EXPECT_EQ(EINVAL, db_ring(resp.db_fd, self->h.p.qp[0]->qp_num,
+				  SIB_DB_SQ));
+	close(ufd);
+	EXPECT_EQ(EIO, db_ring(resp.db_fd, self->h.p.qp[0]->qp_num,
+			       SIB_DB_SQ));
+	close(resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	device_healthy(_metadata, self);
+}
+
 struct db_hammer {
 	pthread_t t;
 	int fd;

@@ -178,13 +178,21 @@ static inline void sib_count_n(struct sib_dev *sdev, unsigned int idx,
 /* The workqueue that runs every QP's engines (sib_main.c). */
 extern struct workqueue_struct *sib_wq;
 
+struct sib_db;
+
 /**
  * struct sib_ucontext - a user process's context on a sib device
  * @ib_uc: the ib_core object; must stay first
+ * @db:    its doorbell file's state (sib_db.c), or NULL; set at alloc,
+ *         cut off from the context at dealloc
  */
 struct sib_ucontext {
 	struct ib_ucontext ib_uc;
+	struct sib_db *db;
 };
+
+int sib_db_open(struct sib_ucontext *uctx, struct file **filep);
+void sib_db_close(struct sib_ucontext *uctx);
 
 /**
  * struct sib_pd - protection domain
@@ -233,6 +241,11 @@ struct sib_cq {
 static inline struct sib_dev *to_sdev(struct ib_device *ib_dev)
 {
 	return container_of(ib_dev, struct sib_dev, ib_dev);
+}
+
+static inline struct sib_ucontext *to_suctx(struct ib_ucontext *ib_uc)
+{
+	return container_of(ib_uc, struct sib_ucontext, ib_uc);
 }
 
 static inline struct sib_pd *to_spd(struct ib_pd *ib_pd)

@@ -343,6 +343,7 @@ static int sib_qp_expose(struct sib_qp *qp, struct ib_udata *udata)
 	int ret;
 
 	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
+	qp->uctx = uctx;
 	ret = sib_queue_expose(&qp->sq, &uctx->ib_uc, &resp.sq);
 	if (!ret && qp->rq.hdr)
 		ret = sib_queue_expose(&qp->rq, &uctx->ib_uc, &resp.rq);
@@ -803,8 +804,7 @@ int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
 
 	/* A user QP's WQEs are in the ring already: this is the doorbell. */
 	if (sib_qp_is_user(qp)) {
-		sib_count(qp->sdev, SIB_CNT_DOORBELLS);
-		sib_qp_kick(qp);
+		sib_qp_doorbell(qp, false);
 		return 0;
 	}
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
@@ -847,17 +847,28 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 		}
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
-	/*
-	 * Receives posted in the error state are flushed at once; receives
-	 * posted to a starved RQ send a credit update.
-	 */
-	if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR) {
-		if (sib_qp_is_user(qp))
-			sib_qp_kick(qp);
-		else
-			sib_qp_sched(qp);
-	}
+	if (sib_qp_is_user(qp))
+		sib_qp_doorbell(qp, true);
+	else if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR)
+		sib_qp_sched(qp);
 	return ret;
+}
+
+/*
+ * A user QP's doorbell, from a legacy POST_SEND/POST_RECV command or from
+ * the doorbell file (sib_db.c): the WQEs are in the ring already. Receives
+ * posted in the error state are flushed at once; receives posted to a
+ * starved RQ send a credit update; otherwise an RQ doorbell does nothing.
+ */
+void sib_qp_doorbell(struct sib_qp *qp, bool rq)
+{
+	if (!rq) {
+		sib_count(qp->sdev, SIB_CNT_DOORBELLS);
+		sib_qp_kick(qp);
+		return;
+	}
+	if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR)
+		sib_qp_kick(qp);
 }
 
 /* ---- flushing (IBA 10.3.1: WQEs complete with "flushed in error") ------- */

@@ -253,6 +253,9 @@ void sib_defer_run(struct sib_rx_defer *d);
  * struct sib_qp - queue pair
  * @ib_qp:	ib_core object; must stay first
  * @sdev:	the device
+ * @uctx:	the owning user context, or NULL for a kernel QP; set before
+ *		the QP is published, compared (never dereferenced) by the
+ *		doorbell file
  * @ref:	references: one for the QP number table entry, one per
  *		lookup in flight; @done completes when it drops to zero
  * @state_lock:	guards @state and @attr against concurrent verbs and the
@@ -290,6 +293,7 @@ void sib_defer_run(struct sib_rx_defer *d);
 struct sib_qp {
 	struct ib_qp ib_qp;
 	struct sib_dev *sdev;
+	struct sib_ucontext *uctx;
 	refcount_t ref;
 	struct completion done;
 	spinlock_t state_lock;	/* see above */
@@ -459,6 +463,7 @@ void sib_qp_put(struct sib_qp *qp);
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
 void sib_qp_sched(struct sib_qp *qp);
 void sib_qp_kick(struct sib_qp *qp);
+void sib_qp_doorbell(struct sib_qp *qp, bool rq);
 void sib_qp_error(struct sib_qp *qp);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);

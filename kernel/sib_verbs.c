@@ -3,6 +3,7 @@
  * sib: device, port, context and PD verbs, and the ib_device_ops table.
  */
 #include <linux/ethtool.h>
+#include <linux/file.h>
 #include <linux/rtnetlink.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
@@ -183,22 +184,72 @@ static int sib_query_pkey(struct ib_device *ib_dev, u32 port, u16 index,
 	return 0;
 }
 
+/* The driver request: an older provider sends none. */
+static int sib_ucontext_cmd(struct ib_udata *udata,
+			    struct sib_alloc_ucontext_cmd *cmd)
+{
+	int ret;
+
+	memset(cmd, 0, sizeof(*cmd));
+	ret = ib_copy_from_udata(cmd, udata,
+				 min_t(size_t, udata->inlen, sizeof(*cmd)));
+	if (ret)
+		return ret;
+	if (cmd->flags & ~SIB_UCTX_REQ_DB_FD || cmd->reserved)
+		return -EINVAL;
+	return 0;
+}
+
 static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 			      struct ib_udata *udata)
 {
+	struct sib_ucontext *uctx = to_suctx(ib_uc);
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
-		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT,
+		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT |
+			SIB_UCTX_CAP_DB_FD,
+		.db_fd = -1,
 	};
+	struct sib_alloc_ucontext_cmd cmd;
+	struct file *file = NULL;
+	int ret;
 
+	ret = sib_ucontext_cmd(udata, &cmd);
+	if (ret)
+		return ret;
 	if (!udata->outlen)
 		return 0;
-	return ib_copy_to_udata(udata, &resp,
-				min_t(size_t, udata->outlen, sizeof(resp)));
+	if (cmd.flags & SIB_UCTX_REQ_DB_FD) {
+		resp.db_fd = get_unused_fd_flags(O_CLOEXEC);
+		if (resp.db_fd < 0)
+			return resp.db_fd;
+		ret = sib_db_open(uctx, &file);
+		if (ret)
+			goto err_fd;
+	}
+	ret = ib_copy_to_udata(udata, &resp,
+			       min_t(size_t, udata->outlen, sizeof(resp)));
+	if (ret)
+		goto err_file;
+	/* Nothing fails after this: the process may use the file at once. */
+	if (file)
+		fd_install(resp.db_fd, file);
+	return 0;
+
+err_file:
+	if (file) {
+		fput(file);
+		sib_db_close(uctx);
+	}
+err_fd:
+	if (resp.db_fd >= 0)
+		put_unused_fd(resp.db_fd);
+	return ret;
 }
 
 static void sib_dealloc_ucontext(struct ib_ucontext *ib_uc)
 {
+	sib_db_close(to_suctx(ib_uc));
 }
 
 /*

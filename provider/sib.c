@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "sib.h"
 
@@ -258,6 +259,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 
 	ctx->caps = uresp->caps;
 	ctx->max_inline = uresp->max_inline;
+	/* An older kernel ignores the request and leaves db_fd 0. */
+	if ((ctx->caps & SIB_UCTX_CAP_DB_FD) && uresp->db_fd >= 0)
+		ctx->db_fd = uresp->db_fd;
 	/* For measurements and tests: ring every doorbell. */
 	if (getenv("SIB_DOORBELL_ALWAYS"))
 		ctx->caps &= ~SIB_UCTX_CAP_SQ_KPOLL;
@@ -281,6 +285,11 @@ static struct verbs_context *sib_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
+	ctx->db_fd = -1;
+	memset(&cmd, 0, sizeof(cmd));
+	/* For measurements and tests: the uverbs doorbells only. */
+	if (!getenv("SIB_DOORBELL_UVERBS"))
+		cmd.drv_payload.flags = SIB_UCTX_REQ_DB_FD;
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
@@ -295,6 +304,8 @@ static struct verbs_context *sib_alloc_context(struct ibv_device *ibdev,
 	return &ctx->ibv_ctx;
 
 err_free:
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	errno = ret;
@@ -305,6 +316,8 @@ static void sib_free_context(struct ibv_context *ibctx)
 {
 	struct sib_context *ctx = to_sctx(ibctx);
 
+	if (ctx->db_fd >= 0)
+		close(ctx->db_fd);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

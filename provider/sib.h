@@ -27,6 +27,7 @@ struct sib_context {
 	struct verbs_context ibv_ctx;
 	uint32_t caps;			/* enum sib_ucontext_caps */
 	uint32_t max_inline;		/* inline bytes per send WQE */
+	int db_fd;			/* the doorbell file, or -1 */
 };
 
 struct sib_pd {
@@ -205,7 +206,8 @@ static inline struct sib_srq *to_ssrq(struct ibv_srq *ibsrq)
 /* ---------------------------------------------------------------------
  * Driver udata carried by the core commands.
  */
-SIB_DECLARE_DRV_CMD(sib_cmd_get_context, ibv_get_context, sib_empty,
+SIB_DECLARE_DRV_CMD(sib_cmd_get_context, ibv_get_context,
+		    sib_alloc_ucontext_cmd,
 		    ib_uverbs_get_context_resp, sib_alloc_ucontext_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_alloc_pd, ibv_alloc_pd, sib_empty,
 		    ib_uverbs_alloc_pd_resp, sib_alloc_pd_resp);

@@ -112,17 +112,31 @@ static void sib_doorbell_init(struct sib_doorbell *db, uint32_t command,
 }
 
 /*
- * Write the prebuilt command. The response (bad_wr, always 0 without WRs)
- * goes to the stack, so that concurrent rings of one QP share nothing.
+ * With the doorbell file (SIB_UCTX_CAP_DB_FD), write the QP number and
+ * the queue; otherwise write the prebuilt uverbs command. Its response
+ * (bad_wr, always 0 without WRs) goes to the stack, so that concurrent
+ * rings of one QP share nothing.
  */
-static int sib_ring_doorbell(struct sib_qp *qp, const struct sib_doorbell *db)
+static int sib_ring_doorbell(struct sib_qp *qp, const struct sib_doorbell *db,
+			     uint32_t op)
 {
+	struct ibv_context *ibctx = qp->vqp.qp.context;
+	int db_fd = to_sctx(ibctx)->db_fd;
 	struct ib_uverbs_post_send_resp resp;
-	struct sib_doorbell cmd = *db;
+	struct sib_doorbell cmd;
 	ssize_t ret;
 
+	if (db_fd >= 0) {
+		struct sib_db_req req = { .qpn = qp->vqp.qp.qp_num, .op = op };
+
+		ret = write(db_fd, &req, sizeof(req));
+		if (ret == (ssize_t)sizeof(req))
+			return 0;
+		return ret < 0 ? errno : EIO;
+	}
+	cmd = *db;
 	cmd.response = (uintptr_t)&resp;
-	ret = write(qp->vqp.qp.context->cmd_fd, &cmd, sizeof(cmd));
+	ret = write(ibctx->cmd_fd, &cmd, sizeof(cmd));
 	if (ret == (ssize_t)sizeof(cmd))
 		return 0;
 	return ret < 0 ? errno : EIO;
@@ -395,7 +409,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (prod == start || !sib_sq_need_doorbell(qp))
 		return ret;
 
-	db_ret = sib_ring_doorbell(qp, &qp->sq_db);
+	db_ret = sib_ring_doorbell(qp, &qp->sq_db, SIB_DB_SQ);
 	if (db_ret && !ret) {
 		/* Posted, but the kernel refused the doorbell. */
 		*bad_wr = first;
@@ -439,7 +453,7 @@ int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	hdr = sib_ring_hdr(&qp->rq.ring);
 	if ((sib_load_relaxed(&hdr->flags) & SIB_RING_F_QP_ERR) ||
 	    (qp->rq_credit && sib_load_relaxed(&hdr->credit_wanted))) {
-		db_ret = sib_ring_doorbell(qp, &qp->rq_db);
+		db_ret = sib_ring_doorbell(qp, &qp->rq_db, SIB_DB_RQ);
 		if (db_ret && !ret) {
 			*bad_wr = wr;
 			ret = db_ret;
@@ -729,7 +743,7 @@ static int sib_wr_complete(struct ibv_qp_ex *ibqp)
 	pthread_spin_unlock(&qp->sq.lock);
 
 	if (posted && sib_sq_need_doorbell(qp))
-		ret = sib_ring_doorbell(qp, &qp->sq_db);
+		ret = sib_ring_doorbell(qp, &qp->sq_db, SIB_DB_SQ);
 	return ret;
 }
 

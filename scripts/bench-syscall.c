@@ -10,6 +10,9 @@
  *   db_reset    the same doorbell on a real RC QP in the RESET state:
  *               plus the QP lookup and the driver's post_send (for sib,
  *               the engine lock and one empty pass)
+ *   dbfile_reset the doorbell of sib's doorbell file (rdma_user_sib.h,
+ *               SIB_UCTX_CAP_DB_FD) on the same QP; printed only when
+ *               the context has one
  *
  * Usage: bench-syscall DEVICE [ITERATIONS]
  */
@@ -21,8 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <linux/types.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+
+#include "../uapi/rdma_user_sib.h"
 
 struct doorbell {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -50,11 +56,38 @@ static void ring(int fd, struct doorbell *db)
 		abort();
 }
 
+static struct sib_db_req dbreq;
+
+static void ring_file(int fd)
+{
+	if (write(fd, &dbreq, sizeof(dbreq)) != sizeof(dbreq))
+		abort();
+}
+
+/* The context's doorbell file (anon_inode:[sib_db]), or -1. */
+static int find_db_fd(void)
+{
+	char path[64], link[64];
+	ssize_t len;
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (!strcmp(link, "anon_inode:[sib_db]"))
+			return fd;
+	}
+	return -1;
+}
+
 #define ROUNDS 15
 
 /*
- * The fastest of ROUNDS rounds, in ns per call (kind 0: getppid, else the
- * doorbell): other guests on the host only ever add time, so the minimum
+ * The fastest of ROUNDS rounds, in ns per call (kind 0: getppid, 2: the
+ * doorbell file, else the uverbs doorbell): other guests on the host only ever add time, so the minimum
  * is the figure that repeats.
  */
 static double measure(int kind, int fd, struct doorbell *db, long iters)
@@ -68,6 +101,8 @@ static double measure(int kind, int fd, struct doorbell *db, long iters)
 		for (i = 0; i < iters; i++) {
 			if (kind == 0)
 				syscall(SYS_getppid);
+			else if (kind == 2)
+				ring_file(fd);
 			else
 				ring(fd, db);
 		}
@@ -104,7 +139,7 @@ int main(int argc, char **argv)
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	long iters;
-	int i;
+	int i, dbfd;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s DEVICE [ITERATIONS]\n", argv[0]);
@@ -133,6 +168,12 @@ int main(int argc, char **argv)
 	printf("db_badqp %.0f\n", measure(1, ctx->cmd_fd, &db, iters));
 	doorbell_init(&db, qp->handle, &resp);
 	printf("db_reset %.0f\n", measure(1, ctx->cmd_fd, &db, iters));
+	dbfd = find_db_fd();
+	if (dbfd >= 0) {
+		dbreq.qpn = qp->qp_num;
+		dbreq.op = SIB_DB_SQ;
+		printf("dbfile_reset %.0f\n", measure(2, dbfd, NULL, iters));
+	}
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -874,6 +875,391 @@ TEST_F_TIMEOUT(ring, credit_wanted_scribbled, 60)
 	pthread_join(c.t, NULL);
 	EXPECT_STATE(self->h.p.qp[0], IBV_QPS_RTS);
 	EXPECT_STATE(self->h.p.qp[1], IBV_QPS_RTS);
+	device_healthy(_metadata, self);
+}
+
+/* ---- the doorbell file (SIB_UCTX_CAP_DB_FD) ---------------------------- */
+
+/* The doorbell files of this process, lowest first; how many. */
+static int db_fds(int *fds, int max)
+{
+	char path[64], link[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024 && n < max; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (!strcmp(link, "anon_inode:[sib_db]"))
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+/* write() of one doorbell request: 0 or the errno. */
+static int db_ring(int fd, uint32_t qpn, uint32_t op)
+{
+	struct sib_db_req req = { .qpn = qpn, .op = op };
+	ssize_t ret = write(fd, &req, sizeof(req));
+
+	if (ret == sizeof(req))
+		return 0;
+	return ret < 0 ? errno : EIO;
+}
+
+/*
+ * The fixture's context has exactly one doorbell file, close-on-exec and
+ * write-only; a write naming QP 0 runs a WQE that the provider left
+ * without a doorbell (kpoll forced to 1), and counts one doorbell. An RQ
+ * doorbell with nothing to do counts none.
+ */
+TEST_F(ring, dbfile_kicks)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	struct ibv_sge s = mk_sge(&self->l, 0, 4000);
+	uint32_t qpn = self->h.p.qp[0]->qp_num;
+	int fds[4], fd, n;
+	long long db;
+	char c;
+
+	n = db_fds(fds, 4);
+	ASSERT_EQ(1, n);
+	fd = fds[0];
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(-1, read(fd, &c, 1));
+	EXPECT_EQ(EBADF, errno);
+
+	fill_pattern(self->l.p, 4000, 17);
+	memset(self->r.p, 0, 4000);
+	db = sib0_counter("doorbells");
+	__atomic_store_n(&h->kpoll, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	EXPECT_TRUE(cq_quiet(self->h.p.scq[0], 200));
+	EXPECT_EQ(-1, first_not(self->r.p, 4000, 0));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+
+	EXPECT_EQ(0, db_ring(fd, qpn, SIB_DB_RQ));
+	EXPECT_TRUE(cq_quiet(self->h.p.scq[0], 200));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+
+	EXPECT_EQ(0, db_ring(fd, qpn, SIB_DB_SQ));
+	expect_wc("kicked", self->h.p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, qpn, ANY, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 4000, "kicked write");
+	EXPECT_EQ(db + 1, sib0_counter("doorbells"));
+	/* The provider rings through the file: one post, one doorbell. */
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	expect_wc("provider", self->h.p.scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, qpn, ANY, NULL);
+	EXPECT_EQ(db + 2, sib0_counter("doorbells"));
+}
+
+/*
+ * Hostile doorbells: wrong sizes, a bad buffer, unknown ops, QP numbers
+ * that are not this context's (none, the GSI QP, another context's QP, a
+ * destroyed QP). Each fails with its errno and kicks nothing.
+ */
+TEST_F(ring, dbfile_hostile)
+{
+	struct sib_db_req req = { .qpn = self->h.p.qp[0]->qp_num };
+	struct ibv_context *other;
+	struct pair p, q;
+	uint8_t big[16] = { 0 };
+	int fds[4], fd, ofd, n;
+	long long db;
+	uint32_t dead;
+
+	ASSERT_EQ(1, db_fds(fds, 4));
+	fd = fds[0];
+	db = sib0_counter("doorbells");
+	memcpy(big, &req, sizeof(req));
+	for (size_t len = 0; len <= sizeof(big); len++) {
+		if (len == sizeof(req))
+			continue;
+		errno = 0;
+		EXPECT_EQ(-1, write(fd, big, len)) TH_LOG("len %zu", len);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("len %zu", len);
+	}
+	EXPECT_EQ(-1, write(fd, (void *)4096, sizeof(req)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(EINVAL, db_ring(fd, req.qpn, 2));
+	EXPECT_EQ(EINVAL, db_ring(fd, req.qpn, 0xffffffffu));
+	EXPECT_EQ(EINVAL, db_ring(fd, 0, SIB_DB_SQ));
+	EXPECT_EQ(EINVAL, db_ring(fd, 1, SIB_DB_SQ));
+	EXPECT_EQ(EINVAL, db_ring(fd, 0xffffff, SIB_DB_SQ));
+	EXPECT_EQ(EINVAL, db_ring(fd, 0xffffffffu, SIB_DB_RQ));
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+
+	/* A QP of another context of the same process. */
+	other = pair_open_dev(SIB_DEV);
+	ASSERT_NE(NULL, other);
+	n = db_fds(fds, 4);
+	ASSERT_EQ(2, n);
+	ofd = fds[0] == fd ? fds[1] : fds[0];
+	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
+	EXPECT_EQ(EINVAL, db_ring(fd, q.qp[0]->qp_num, SIB_DB_SQ));
+	EXPECT_EQ(EINVAL, db_ring(ofd, req.qpn, SIB_DB_SQ));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+	EXPECT_EQ(0, db_ring(ofd, q.qp[0]->qp_num, SIB_DB_SQ));
+	EXPECT_EQ(db + 1, sib0_counter("doorbells"));
+	pair_destroy(&q);
+	ibv_close_device(other);
+	EXPECT_EQ(1, db_fds(fds, 4));
+
+	/* A destroyed QP. */
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	dead = p.qp[1]->qp_num;
+	EXPECT_EQ(0, db_ring(fd, dead, SIB_DB_SQ));
+	pair_destroy(&p);
+	EXPECT_EQ(EINVAL, db_ring(fd, dead, SIB_DB_SQ));
+	EXPECT_EQ(EINVAL, db_ring(fd, dead, SIB_DB_RQ));
+	EXPECT_EQ(db + 2, sib0_counter("doorbells"));
+	device_healthy(_metadata, self);
+}
+
+/*
+ * The context goes away while its doorbell file stays open (a dup the
+ * provider does not know of): closed normally, and disassociated by the
+ * device's removal. Every later doorbell fails with EIO; the module
+ * unloads once the file is closed.
+ */
+TEST_F(ring, dbfile_context_gone)
+{
+	struct ibv_context *other;
+	struct pair q;
+	int fds[4], before, keep, n;
+	uint32_t qpn;
+
+	before = db_fds(fds, 4);
+	ASSERT_EQ(1, before);
+	before = fds[0];
+	other = pair_open_dev(SIB_DEV);
+	ASSERT_NE(NULL, other);
+	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
+	qpn = q.qp[0]->qp_num;
+	n = db_fds(fds, 4);
+	ASSERT_EQ(2, n);
+	keep = dup(fds[0] == before ? fds[1] : fds[0]);
+	ASSERT_LE(0, keep);
+	EXPECT_EQ(0, db_ring(keep, qpn, SIB_DB_SQ));
+	pair_destroy(&q);
+	EXPECT_EQ(EINVAL, db_ring(keep, qpn, SIB_DB_SQ));
+	ibv_close_device(other);
+	EXPECT_EQ(EIO, db_ring(keep, qpn, SIB_DB_SQ));
+	EXPECT_EQ(EIO, db_ring(keep, 0, SIB_DB_RQ));
+	close(keep);
+
+	/* Disassociated: the device is deleted under an open context. */
+	other = pair_open_dev(SIB_DEV);
+	ASSERT_NE(NULL, other);
+	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
+	qpn = q.qp[0]->qp_num;
+	n = db_fds(fds, 4);
+	ASSERT_EQ(2, n);
+	keep = dup(fds[0] == before ? fds[1] : fds[0]);
+	ASSERT_LE(0, keep);
+	pair_destroy(&self->h.p);
+	memset(&self->h.p, 0, sizeof(self->h.p));
+	ibv_dealloc_pd(self->pd);
+	self->pd = NULL;
+	buf_free(&self->l);
+	buf_free(&self->r);
+	ibv_close_device(self->ctx);
+	self->ctx = NULL;
+	ASSERT_EQ(0, nl_dellink(SIB_DEV));
+	EXPECT_EQ(EIO, db_ring(keep, qpn, SIB_DB_SQ));
+	pair_destroy(&q);
+	ibv_close_device(other);
+	EXPECT_EQ(EIO, db_ring(keep, qpn, SIB_DB_SQ));
+	close(keep);
+	EXPECT_EQ(0, module_unload());
+	EXPECT_EQ(0, module_load());
+}
+
+/* A legacy GET_CONTEXT on a fresh uverbs file, with @drv (NULL: none). */
+static int raw_get_context(const char *uverbs,
+			   const struct sib_alloc_ucontext_cmd *drv,
+			   struct sib_alloc_ucontext_resp *out, int *ufd)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		struct sib_alloc_ucontext_cmd drv;
+	} c = { };
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct sib_alloc_ucontext_resp drv;
+	} r = { };
+	size_t len = drv ? sizeof(c) : sizeof(c) - sizeof(c.drv);
+	int fd = open(uverbs, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	c.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT;
+	c.hdr.in_words = len / 4;
+	c.hdr.out_words = sizeof(r) / 4;
+	c.cmd.response = (uintptr_t)&r;
+	if (drv)
+		c.drv = *drv;
+	if (write(fd, &c, len) != (ssize_t)len) {
+		int err = errno;
+
+		close(fd);
+		return err;
+	}
+	*out = r.drv;
+	*ufd = fd;
+	return 0;
+}
+
+/*
+ * The file is opened only on request: a context request without driver
+ * data (an older libsib) gets none, unknown request flags are refused,
+ * and the fd a request returns is a doorbell file of the process.
+ */
+TEST_F(ring, dbfile_only_on_request)
+{
+	struct sib_alloc_ucontext_cmd cmd = { };
+	struct sib_alloc_ucontext_resp resp;
+	char uverbs[96];
+	int fds[4], ufd, n;
+
+	snprintf(uverbs, sizeof(uverbs), "/dev/infiniband/%s",
+		 self->ctx->device->dev_name);
+	n = db_fds(fds, 4);
+	ASSERT_EQ(1, n);
+
+	ASSERT_EQ(0, raw_get_context(uverbs, NULL, &resp, &ufd));
+	EXPECT_EQ(SIB_UVERBS_ABI_VERSION, resp.abi_version);
+	EXPECT_TRUE(resp.caps & SIB_UCTX_CAP_DB_FD);
+	EXPECT_EQ(-1, resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	close(ufd);
+
+	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	EXPECT_EQ(-1, resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	close(ufd);
+
+	cmd.flags = 2;
+	EXPECT_EQ(EINVAL, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	cmd.flags = SIB_UCTX_REQ_DB_FD;
+	cmd.reserved = 1;
+	EXPECT_EQ(EINVAL, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	EXPECT_EQ(1, db_fds(fds, 4));
+
+	cmd.reserved = 0;
+	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
+	ASSERT_LE(0, resp.db_fd);
+	EXPECT_EQ(2, db_fds(fds, 4));
+	EXPECT_TRUE(fds[0] == resp.db_fd || fds[1] == resp.db_fd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(resp.db_fd, F_GETFD) & FD_CLOEXEC);
+	/* A QP of the fixture's context is not this context's. */
+	EXPECT_EQ(EINVAL, db_ring(resp.db_fd, self->h.p.qp[0]->qp_num,
+				  SIB_DB_SQ));
+	close(ufd);
+	EXPECT_EQ(EIO, db_ring(resp.db_fd, self->h.p.qp[0]->qp_num,
+			       SIB_DB_SQ));
+	close(resp.db_fd);
+	EXPECT_EQ(1, db_fds(fds, 4));
+	device_healthy(_metadata, self);
+}
+
+struct db_hammer {
+	pthread_t t;
+	int fd;
+	volatile uint32_t qpn;
+	volatile int stop;
+	long ok, einval, eio, other;
+};
+
+static void *db_hammer(void *arg)
+{
+	struct db_hammer *d = arg;
+
+	while (!d->stop) {
+		int ret = db_ring(d->fd, d->qpn, d->ok & 1 ? SIB_DB_RQ :
+							     SIB_DB_SQ);
+
+		if (!ret)
+			d->ok++;
+		else if (ret == EINVAL)
+			d->einval++;
+		else if (ret == EIO)
+			d->eio++;
+		else
+			d->other++;
+	}
+	return NULL;
+}
+
+/*
+ * A thread rings doorbells of QPs that another thread creates, uses and
+ * destroys, and finally of a context that is closed under it. Every
+ * doorbell succeeds or fails with EINVAL or EIO; the SENDs of each pair
+ * arrive intact.
+ */
+TEST_F_TIMEOUT(ring, dbfile_race, 120)
+{
+	struct db_hammer d = { 0 };
+	struct ibv_context *other;
+	struct buf l, r;
+	struct ibv_pd *pd;
+	int fds[4], n, before;
+
+	ASSERT_EQ(1, db_fds(fds, 4));
+	before = fds[0];
+	other = pair_open_dev(SIB_DEV);
+	ASSERT_NE(NULL, other);
+	n = db_fds(fds, 4);
+	ASSERT_EQ(2, n);
+	d.fd = dup(fds[0] == before ? fds[1] : fds[0]);
+	ASSERT_LE(0, d.fd);
+	pd = ibv_alloc_pd(other);
+	ASSERT_NE(NULL, pd);
+	ASSERT_EQ(0, buf_new(&l, pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, pthread_create(&d.t, NULL, db_hammer, &d));
+	for (int i = 0; i < 30 && _metadata->passed; i++) {
+		struct ibv_sge s = mk_sge(&l, 0, 3000);
+		struct ibv_sge rs = mk_sge(&r, 0, 3000);
+		struct pair q;
+
+		ASSERT_EQ(0, pair_create(&q, other, pd, self->gid, NULL));
+		d.qpn = q.qp[i & 1]->qp_num;
+		fill_pattern(l.p, 3000, i);
+		memset(r.p, 0, 3000);
+		ASSERT_EQ(0, post_recv_sges(q.qp[1], 1, &rs, 1));
+		ASSERT_EQ(0, post_op(q.qp[0], IBV_WR_SEND, 2, &s, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		expect_wc("race send", q.scq[0], 2, IBV_WC_SUCCESS,
+			  IBV_WC_SEND, q.qp[0]->qp_num, ANY, NULL);
+		expect_wc("race recv", q.rcq[1], 1, IBV_WC_SUCCESS,
+			  IBV_WC_RECV, q.qp[1]->qp_num, 3000, NULL);
+		EXPECT_SAME(r.p, l.p, 3000, "race data");
+		pair_destroy(&q);
+	}
+	buf_free(&l);
+	buf_free(&r);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(other);
+	usleep(20000);
+	d.stop = 1;
+	pthread_join(d.t, NULL);
+	close(d.fd);
+	TH_LOG("doorbells: %ld ok, %ld EINVAL, %ld EIO", d.ok, d.einval,
+	       d.eio);
+	EXPECT_EQ(0, d.other);
+	EXPECT_LT(0, d.eio);
 	device_healthy(_metadata, self);
 }
 

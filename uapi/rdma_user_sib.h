@@ -33,8 +33,9 @@
 #define SIB_SYSFS_MAGIC		"sib"
 
 /*
- * alloc_ucontext: no driver request; the response tells the provider which
- * ABI the kernel speaks and which optional features it implements.
+ * alloc_ucontext: the request asks for optional objects (an older kernel
+ * ignores it); the response tells the provider which ABI the kernel speaks
+ * and which optional features it implements.
  */
 enum sib_ucontext_caps {
 	SIB_UCTX_CAP_NONE = 0,
@@ -51,13 +52,50 @@ enum sib_ucontext_caps {
 	 * needed: the peer then learns of new receives only from its retry.
 	 */
 	SIB_UCTX_CAP_RQ_CREDIT = 1 << 1,
+	/*
+	 * The kernel understands SIB_UCTX_REQ_DB_FD (see "The doorbell
+	 * file" below). Without this bit, db_fd is 0 and means nothing.
+	 */
+	SIB_UCTX_CAP_DB_FD = 1 << 2,
+};
+
+enum sib_ucontext_req_flags {
+	/* Open a doorbell file for this context; its number is in db_fd. */
+	SIB_UCTX_REQ_DB_FD = 1 << 0,
+};
+
+struct sib_alloc_ucontext_cmd {
+	__u32 flags;		/* enum sib_ucontext_req_flags; others: EINVAL */
+	__u32 reserved;		/* 0 */
 };
 
 struct sib_alloc_ucontext_resp {
 	__u32 abi_version;	/* SIB_UVERBS_ABI_VERSION */
 	__u32 caps;		/* enum sib_ucontext_caps */
 	__u32 max_inline;	/* bytes of inline data per send WQE */
-	__u32 reserved;
+	__s32 db_fd;		/* the doorbell file, or -1 (with CAP_DB_FD) */
+};
+
+/*
+ * The doorbell file (SIB_UCTX_CAP_DB_FD): a file descriptor of the
+ * calling process, opened with O_CLOEXEC, bound to the context that asked
+ * for it. A write() of exactly one struct sib_db_req is the same doorbell
+ * as a legacy POST_SEND (op SIB_DB_SQ) or POST_RECV (op SIB_DB_RQ) command
+ * without work requests on the QP numbered qpn, but skips uverbs' command
+ * path. It returns sizeof(struct sib_db_req), or fails with EINVAL (another
+ * size, an unknown op, a QP number that is not one of this context's QPs)
+ * or EIO (the context is gone: destroyed or disassociated). The file only
+ * kicks QPs of its own context; the process closes it when it frees the
+ * context (the kernel does not).
+ */
+enum sib_db_op {
+	SIB_DB_SQ = 0,
+	SIB_DB_RQ = 1,
+};
+
+struct sib_db_req {
+	__u32 qpn;
+	__u32 op;		/* enum sib_db_op */
 };
 
 /* alloc_pd: the PD number, for diagnostics. */

@@ -96,6 +96,7 @@ enum sib_counter {
 	SIB_CNT_CREDIT_UPD_RCVD, /* duplicate ACKs that raised the limit */
 	SIB_CNT_CREDIT_PROBES,	/* limited WQEs sent after a credit wait timed out */
 	SIB_CNT_LOCAL_BURSTS,	/* local packets that stood for several PSNs */
+	SIB_CNT_WIRE_TX_BATCHED, /* RoCEv2 packets sent in a batch of several */
 	SIB_NUM_CNT
 };
 

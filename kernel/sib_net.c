@@ -70,11 +70,18 @@ static bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
 	return true;
 }
 
-/* Process context: kick the parked QPs and drop their references. */
+static void sib_tx_flush(struct sib_rx_defer *d);
+
+/*
+ * Process context: send the packets the pass batched (which may park
+ * more QPs), then kick the parked QPs and drop their references.
+ */
 void sib_defer_run(struct sib_rx_defer *d)
 {
 	unsigned int i;
 
+	if (d->ntx)
+		sib_tx_flush(d);
 	for (i = 0; i < d->n; i++) {
 		sib_qp_kick(d->qp[i]);
 		sib_qp_put(d->qp[i]);
@@ -706,20 +713,19 @@ static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
 }
 
 /*
- * Put @skb (data at the BTH) on the wire to @av. The ICRC goes in the
- * tailroom sib_pkt_alloc() kept, or in the trailer fragment of a packet
- * of page fragments; UDP and IP go in its headroom. Called with
- * the QP's engine mutex held, in process context.
+ * Make @skb (data at the BTH) ready for the wire to @av: the ICRC goes in
+ * the tailroom sib_pkt_alloc() kept, or in the trailer fragment of a
+ * packet of page fragments; UDP and IP go in its headroom; the route is
+ * attached. Called with the QP's engine mutex held, in process context.
+ * Returns 0, or an error (the packet is freed).
  */
-static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
-		    const struct sib_av *av)
+static int sib_xmit_prep(struct sib_qp *qp, struct sk_buff *skb,
+			 const struct sib_av *av)
 {
-	struct sib_rx_defer defer, *prev, *d;
 	struct dst_entry *dst;
 	struct net *net;
 	bool corrupt;
 	__le32 icrc;
-	int ret;
 
 	rcu_read_lock();
 	/* Stable under RCU: a netns move synchronises RCU before changing it. */
@@ -738,6 +744,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		sib_push_ip4(net, skb, av, dst);
 	else
 		sib_push_ip6(skb, av, dst);
+	rcu_read_unlock();
 	/* An injected corruption damages the ICRC, as a bad link would. */
 	icrc = cpu_to_le32(sib_icrc(skb) ^ corrupt);
 	skb_store_bits(skb, skb->len - SIB_ICRC_LEN, &icrc, sizeof(icrc));
@@ -747,26 +754,99 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	skb->ip_summed = CHECKSUM_NONE;
 	skb->dev = dst->dev;
 	skb_dst_set(skb, dst);
-	/*
-	 * Inside an engine pass, what this packet's softirq receives waits
-	 * for the end of the pass, as on the local path: the peer's engines
-	 * then take the pass' whole burst in one run (and can coalesce
-	 * their ACKs); otherwise, for this transmission alone.
-	 */
-	defer.n = 0;
-	d = qp->kick_defer ? qp->kick_defer : &defer;
+	return 0;
+}
+
+/*
+ * Hand @n prepared packets to the IP stack, in order, with bottom halves
+ * off: the receive softirq that veth (or a loopback) raises runs once,
+ * for all of them, when they are back on. What it receives for our QPs
+ * waits on @park until the caller runs sib_defer_run() (the engine pass
+ * that built the packets, or sib_xmit() for a packet sent outside one):
+ * the peer's engines then take the whole burst in one run, and can
+ * coalesce their ACKs. Returns how many packets the stack refused.
+ */
+static unsigned int sib_tx_out(struct sib_rx_defer *park,
+			       struct sk_buff **skbs, unsigned int n)
+{
+	struct sib_rx_defer *prev;
+	unsigned int i, errs = 0;
+	struct sk_buff *skb;
+	int ret;
+
+	rcu_read_lock();
 	preempt_disable();
 	prev = this_cpu_read(sib_rx_defer);
-	this_cpu_write(sib_rx_defer, d);
-	if (skb->protocol == htons(ETH_P_IP))
-		ret = ip_local_out(net, NULL, skb);
-	else
-		ret = ip6_local_out(net, NULL, skb);
+	this_cpu_write(sib_rx_defer, park);
+	local_bh_disable();
+	for (i = 0; i < n; i++) {
+		skb = skbs[i];
+		if (skb->protocol == htons(ETH_P_IP))
+			ret = ip_local_out(dev_net(skb->dev), NULL, skb);
+		else
+			ret = ip6_local_out(dev_net(skb->dev), NULL, skb);
+		if (net_xmit_eval(ret))
+			errs++;
+	}
+	local_bh_enable();
 	this_cpu_write(sib_rx_defer, prev);
 	preempt_enable();
 	rcu_read_unlock();
+	return errs;
+}
+
+static unsigned int sib_wire_batch = SIB_TX_BATCH_MAX;
+module_param_named(wire_batch, sib_wire_batch, uint, 0644);
+MODULE_PARM_DESC(wire_batch,
+		 "RoCEv2 packets of an engine pass sent together, 1-16 (1: one at a time; default 16)");
+
+/* Send the packets batched on @d (process context, any time). */
+static void sib_tx_flush(struct sib_rx_defer *d)
+{
+	unsigned int n = d->ntx, errs;
+
+	d->ntx = 0;
+	errs = sib_tx_out(d, d->tx, n);
+	if (n > 1)
+		sib_count_n(d->tx_sdev, SIB_CNT_WIRE_TX_BATCHED, n);
+	if (errs)
+		sib_count_n(d->tx_sdev, SIB_CNT_SEND_ERRORS, errs);
+}
+
+/*
+ * Put @skb (data at the BTH) on the wire to @av. Inside an engine pass,
+ * the packet joins the pass' batch (struct sib_rx_defer), sent when
+ * wire_batch packets are ready or the pass ends; the packets of a long
+ * message then cost one softirq run, one hand-off to the peer QP, per
+ * batch instead of per packet. Outside a pass it goes at once. Called
+ * with the QP's engine mutex held, in process context. Returns 0 or an
+ * error; a batched packet the stack refuses later is counted then.
+ */
+static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
+		    const struct sib_av *av)
+{
+	unsigned int batch = clamp_t(unsigned int, READ_ONCE(sib_wire_batch),
+				     1, SIB_TX_BATCH_MAX);
+	struct sib_rx_defer defer, *d = qp->kick_defer;
+	int ret;
+
+	ret = sib_xmit_prep(qp, skb, av);
+	if (ret)
+		return ret;
+	if (d && batch > 1) {
+		if (d->ntx && d->tx_sdev != qp->sdev)
+			sib_tx_flush(d);
+		d->tx[d->ntx++] = skb;
+		d->tx_sdev = qp->sdev;
+		if (d->ntx >= batch)
+			sib_tx_flush(d);
+		return 0;
+	}
+	defer.n = 0;
+	defer.ntx = 0;
+	ret = sib_tx_out(d ?: &defer, &skb, 1) ? -ENOBUFS : 0;
 	sib_defer_run(&defer);
-	return net_xmit_eval(ret);
+	return ret;
 }
 
 /**

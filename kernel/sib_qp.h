@@ -232,19 +232,31 @@ struct sib_route {
 
 /* QPs to kick later, in process context (sib_net.c). */
 #define SIB_DEFER_MAX		16
+/* RoCEv2 packets of one pass sent together, at most (sib_net.c). */
+#define SIB_TX_BATCH_MAX	16
 
 /**
- * struct sib_rx_defer - QPs to kick when a transmission or a pass ends
- * @n:	entries used
- * @qp:	the QPs, each with a reference
+ * struct sib_rx_defer - what waits for the end of a transmission or a pass
+ * @n:		entries of @qp used
+ * @qp:		QPs to kick, each with a reference
+ * @ntx:	entries of @tx used
+ * @tx:		RoCEv2 packets of the pass, ready to go (headers and ICRC
+ *		in place, route attached), in the order they were built
+ * @tx_sdev:	the device that sends @tx
  *
  * Lives on the stack of whoever will run sib_defer_run(): an engine pass
  * (local packets it sent, see sib_qp_pass()) or a wire transmission
  * (packets received in the softirq that runs inside it, see sib_xmit()).
+ * Only its owner touches @tx and @tx_sdev, under the QP's engine mutex;
+ * @n and @qp are also written by the receive softirq of the owner's CPU,
+ * while the owner has it installed there (preemption off).
  */
 struct sib_rx_defer {
 	unsigned int n;
 	struct sib_qp *qp[SIB_DEFER_MAX];
+	unsigned int ntx;
+	struct sk_buff *tx[SIB_TX_BATCH_MAX];
+	struct sib_dev *tx_sdev;
 };
 
 void sib_defer_run(struct sib_rx_defer *d);

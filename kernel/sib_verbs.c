@@ -391,6 +391,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_CREDIT_UPD_RCVD].name = "credit_updates_rcvd",
 	[SIB_CNT_CREDIT_PROBES].name = "credit_probes",
 	[SIB_CNT_LOCAL_BURSTS].name = "local_bursts",
+	[SIB_CNT_WIRE_TX_BATCHED].name = "wire_tx_batched",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

@@ -15,6 +15,7 @@
  * doorbell holds.
  */
 #include <linux/anon_inodes.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/slab.h>
@@ -64,6 +65,13 @@ static ssize_t sib_db_write(struct file *file, const char __user *buf,
 	struct sib_db_req req;
 	int ret;
 
+	/*
+	 * Only the process that opened the context (as uverbs' own command
+	 * file): not a child after fork(), not a process that was handed
+	 * the descriptor, not a write done on its behalf with other rights.
+	 */
+	if (file->f_cred != current_cred())
+		return -EACCES;
 	if (count != sizeof(req))
 		return -EINVAL;
 	if (copy_from_user(&req, buf, sizeof(req)))

@@ -781,6 +781,13 @@ static unsigned int sib_tx_out(struct sib_rx_defer *park,
 	local_bh_disable();
 	for (i = 0; i < n; i++) {
 		skb = skbs[i];
+		/*
+		 * The route holds its device only while it is up: if it went
+		 * away since sib_xmit_prep() (another CPU removed it while
+		 * the pass went on), the route now names blackhole_netdev,
+		 * which drops the packet. Read it again under RCU.
+		 */
+		skb->dev = skb_dst(skb)->dev;
 		if (skb->protocol == htons(ETH_P_IP))
 			ret = ip_local_out(dev_net(skb->dev), NULL, skb);
 		else

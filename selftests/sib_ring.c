@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
@@ -911,6 +912,21 @@ static int db_ring(int fd, uint32_t qpn, uint32_t op)
 	return ret < 0 ? errno : EIO;
 }
 
+/* db_ring() in a child process (after fork()); its errno, or -1. */
+static int db_ring_in_child(int fd, uint32_t qpn)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(db_ring(fd, qpn, SIB_DB_SQ));
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 /*
  * The fixture's context has exactly one doorbell file, close-on-exec and
  * write-only; a write naming QP 0 runs a WQE that the provider left
@@ -998,6 +1014,9 @@ TEST_F(ring, dbfile_hostile)
 	EXPECT_EQ(EINVAL, db_ring(fd, 0xffffffffu, SIB_DB_RQ));
 	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
 	EXPECT_EQ(ESPIPE, errno);
+
+	/* A child after fork() may not ring the parent's doorbells. */
+	EXPECT_EQ(EACCES, db_ring_in_child(fd, req.qpn));
 
 	/* A QP of another context of the same process. */
 	other = pair_open_dev(SIB_DEV);

@@ -84,7 +84,9 @@ struct sib_alloc_ucontext_resp {
  * without work requests on the QP numbered qpn, but skips uverbs' command
  * path. It returns sizeof(struct sib_db_req), or fails with EINVAL (another
  * size, an unknown op, a QP number that is not one of this context's QPs)
- * or EIO (the context is gone: destroyed or disassociated). The file only
+ * EIO (the context is gone: destroyed or disassociated) or EACCES (the
+ * writer's credentials are not the opener's, e.g. a child after fork(),
+ * as for uverbs' own command file). The file only
  * kicks QPs of its own context; the process closes it when it frees the
  * context (the kernel does not).
  */

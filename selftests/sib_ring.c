@@ -1046,6 +1046,23 @@ TEST_F(ring, dbfile_hostile)
 }
 
 /*
+ * Open another context of this process with a QP pair on it; returns a
+ * dup of that context's doorbell file (the one that is not @mine), or -1.
+ */
+static int open_other(FIXTURE_DATA(ring) *self, int mine,
+		      struct ibv_context **other, struct pair *q)
+{
+	int fds[4];
+
+	*other = pair_open_dev(SIB_DEV);
+	if (!*other || pair_create(q, *other, NULL, self->gid, NULL))
+		return -1;
+	if (db_fds(fds, 4) != 2)
+		return -1;
+	return dup(fds[0] == mine ? fds[1] : fds[0]);
+}
+
+/*
  * The context goes away while its doorbell file stays open (a dup the
  * provider does not know of): closed normally, and disassociated by the
  * device's removal. Every later doorbell fails with EIO; the module
@@ -1055,20 +1072,15 @@ TEST_F(ring, dbfile_context_gone)
 {
 	struct ibv_context *other;
 	struct pair q;
-	int fds[4], before, keep, n;
+	int fds[4], before, keep;
 	uint32_t qpn;
 
 	before = db_fds(fds, 4);
 	ASSERT_EQ(1, before);
 	before = fds[0];
-	other = pair_open_dev(SIB_DEV);
-	ASSERT_NE(NULL, other);
-	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
-	qpn = q.qp[0]->qp_num;
-	n = db_fds(fds, 4);
-	ASSERT_EQ(2, n);
-	keep = dup(fds[0] == before ? fds[1] : fds[0]);
+	keep = open_other(self, before, &other, &q);
 	ASSERT_LE(0, keep);
+	qpn = q.qp[0]->qp_num;
 	EXPECT_EQ(0, db_ring(keep, qpn, SIB_DB_SQ));
 	pair_destroy(&q);
 	EXPECT_EQ(EINVAL, db_ring(keep, qpn, SIB_DB_SQ));
@@ -1078,14 +1090,9 @@ TEST_F(ring, dbfile_context_gone)
 	close(keep);
 
 	/* Disassociated: the device is deleted under an open context. */
-	other = pair_open_dev(SIB_DEV);
-	ASSERT_NE(NULL, other);
-	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
-	qpn = q.qp[0]->qp_num;
-	n = db_fds(fds, 4);
-	ASSERT_EQ(2, n);
-	keep = dup(fds[0] == before ? fds[1] : fds[0]);
+	keep = open_other(self, before, &other, &q);
 	ASSERT_LE(0, keep);
+	qpn = q.qp[0]->qp_num;
 	pair_destroy(&self->h.p);
 	memset(&self->h.p, 0, sizeof(self->h.p));
 	ibv_dealloc_pd(self->pd);

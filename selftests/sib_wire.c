@@ -221,9 +221,12 @@ TEST_F_TIMEOUT(wire, capture, 600)
 
 	shq("rm -f " PCAP);
 	ASSERT_EQ(0, sh("ip netns exec " NSA " tcpdump -Z root -q -i sibwa -w " PCAP
-			" udp port %d >/dev/null 2>&1 & echo $! > /tmp/sib_wire.tcpdump",
-			ROCE_PORT));
-	sleep(2);
+			" udp port %d >/dev/null 2>/tmp/sib_wire.tcpdump.err & "
+			"echo $! > /tmp/sib_wire.tcpdump", ROCE_PORT));
+	/* It captures once it says so (seconds on a crowded TCG host). */
+	ASSERT_EQ(0, sh("for i in $(seq 300); do grep -q 'listening on' "
+			"/tmp/sib_wire.tcpdump.err && exit 0; sleep 0.1; done; "
+			"exit 1"));
 	EXPECT_EQ(0, run_tool("ibv_rc_pingpong", "-g", self->gida,
 			      self->gidb, self->peer, "-n 20 -s 2000"));
 	EXPECT_EQ(0, run_tool("ib_read_bw", "-x", self->gida, self->gidb,

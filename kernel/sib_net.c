@@ -138,6 +138,36 @@ struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
  * fragments: on the local path without pad or ICRC, on the wire with the
  * pad counted in the BTH (the caller appends the trailer).
  */
+/* The largest packet buffer carved from the per-CPU page fragment cache. */
+#define SIB_FRAG_HEAD_MAX	2048
+
+/*
+ * A packet's buffer. Small ones (headers, ACKs, short payloads: most
+ * packets of a message-rate test) come from the per-CPU page fragment
+ * cache that network drivers use for their receive buffers: a pointer
+ * bump instead of a kmalloc() per packet, one page per several dozen
+ * packets. The fragment cache allocates atomically; when it has nothing,
+ * or for larger packets, the buffer is kmalloc()ed.
+ */
+static struct sk_buff *sib_skb_alloc(unsigned int size)
+{
+	unsigned int fragsz = SKB_DATA_ALIGN(size) +
+			      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb;
+	void *data;
+
+	if (fragsz <= SIB_FRAG_HEAD_MAX) {
+		data = netdev_alloc_frag(fragsz);
+		if (data) {
+			skb = build_skb(data, fragsz);
+			if (skb)
+				return skb;
+			skb_free_frag(data);
+		}
+	}
+	return alloc_skb(size, GFP_KERNEL);
+}
+
 static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 				       u32 paylen, u32 psn, bool ack_req,
 				       enum sib_paymode mode)
@@ -149,8 +179,8 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 	struct sib_bth *bth;
 	struct sib_pkt *pkt;
 
-	skb = alloc_skb(SIB_HEADROOM + hdr_len +
-			(linear ? paylen + pad + SIB_ICRC_LEN : 0), GFP_KERNEL);
+	skb = sib_skb_alloc(SIB_HEADROOM + hdr_len +
+			    (linear ? paylen + pad + SIB_ICRC_LEN : 0));
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, SIB_HEADROOM);

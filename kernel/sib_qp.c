@@ -69,6 +69,20 @@ void sib_qp_sched(struct sib_qp *qp)
 #define SIB_RX_BUDGET	256
 #define SIB_RUN_LOOPS	8
 
+/*
+ * The next input packet, or NULL. Only the engine dequeues, so an empty
+ * queue seen without the lock is empty for this pass: a packet queued
+ * meanwhile sets the pending bit, and the engines run again. Under TCG,
+ * every unlock that turns interrupts back on costs a translation block
+ * exit, and most passes find the queue empty at least once.
+ */
+static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
+{
+	if (skb_queue_empty_lockless(&qp->rxq))
+		return NULL;
+	return skb_dequeue(&qp->rxq);
+}
+
 /* One pass of the engines. Called with qp->engine held. */
 static void __sib_qp_pass(struct sib_qp *qp)
 {
@@ -76,7 +90,7 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	int budget = SIB_RX_BUDGET;
 
 	/* A local burst counts for the packets it stands for. */
-	while (budget > 0 && (skb = skb_dequeue(&qp->rxq))) {
+	while (budget > 0 && (skb = sib_rxq_next(qp))) {
 		budget -= sib_pkt(skb)->npkts;
 		if (sib_pkt(skb)->flags & SIB_OP_REQ)
 			sib_responder(qp, skb);

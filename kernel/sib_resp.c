@@ -754,6 +754,9 @@ static bool sib_resp_ack_later(struct sib_qp *qp)
 	unsigned long flags;
 	bool later = false;
 
+	/* Nothing queued: no lock (a packet queued now gets its own ACK). */
+	if (skb_queue_empty_lockless(&qp->rxq))
+		return false;
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	if (!skb_queue_empty(&qp->rxq)) {
 		next = sib_pkt(skb_peek(&qp->rxq));

@@ -97,6 +97,7 @@ enum sib_counter {
 	SIB_CNT_CREDIT_PROBES,	/* limited WQEs sent after a credit wait timed out */
 	SIB_CNT_LOCAL_BURSTS,	/* local packets that stood for several PSNs */
 	SIB_CNT_WIRE_TX_BATCHED, /* RoCEv2 packets sent in a batch of several */
+	SIB_CNT_ASYNC_DOORBELLS, /* doorbells whose engines ran on a worker */
 	SIB_NUM_CNT
 };
 
@@ -178,6 +179,7 @@ static inline void sib_count_n(struct sib_dev *sdev, unsigned int idx,
 
 /* The workqueue that runs every QP's engines (sib_main.c). */
 extern struct workqueue_struct *sib_wq;
+extern struct workqueue_struct *sib_async_wq;
 
 struct sib_db;
 

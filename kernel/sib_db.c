@@ -53,7 +53,8 @@ static int sib_db_kick(struct sib_ucontext *uctx, const struct sib_db_req *req)
 		sib_qp_put(qp);
 		return -EINVAL;
 	}
-	sib_qp_doorbell(qp, req->op == SIB_DB_RQ);
+	sib_qp_doorbell(qp, req->op == SIB_DB_RQ,
+			req->op == (SIB_DB_SQ | SIB_DB_F_STREAM));
 	sib_qp_put(qp);
 	return 0;
 }
@@ -76,7 +77,8 @@ static ssize_t sib_db_write(struct file *file, const char __user *buf,
 		return -EINVAL;
 	if (copy_from_user(&req, buf, sizeof(req)))
 		return -EFAULT;
-	if (req.op != SIB_DB_SQ && req.op != SIB_DB_RQ)
+	if (req.op != SIB_DB_SQ && req.op != SIB_DB_RQ &&
+	    req.op != (SIB_DB_SQ | SIB_DB_F_STREAM))
 		return -EINVAL;
 
 	down_read(&db->sem);

@@ -18,6 +18,8 @@
 #include "sib_qp.h"
 
 struct workqueue_struct *sib_wq;
+/* Engines of streaming doorbells (sib_qp_doorbell()): high priority. */
+struct workqueue_struct *sib_async_wq;
 
 /*
  * sib_dev_list holds every sib_dev from link add until dealloc_driver.
@@ -347,9 +349,15 @@ static int __init sib_init(void)
 	sib_wq = alloc_workqueue("sib", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!sib_wq)
 		return -ENOMEM;
+	sib_async_wq = alloc_workqueue("sib_async", WQ_UNBOUND | WQ_HIGHPRI |
+				       WQ_MEM_RECLAIM, 0);
+	if (!sib_async_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
 	ret = sib_sysfs_init();
 	if (ret)
-		goto err_wq;
+		goto err_async_wq;
 	ret = sib_net_init();
 	if (ret)
 		goto err_sysfs;
@@ -364,6 +372,8 @@ err_net:
 	sib_net_exit();
 err_sysfs:
 	sib_sysfs_exit();
+err_async_wq:
+	destroy_workqueue(sib_async_wq);
 err_wq:
 	destroy_workqueue(sib_wq);
 	sib_fault_module_exit();
@@ -377,6 +387,7 @@ static void __exit sib_exit(void)
 	sib_unregister_all();
 	sib_net_exit();
 	sib_sysfs_exit();
+	destroy_workqueue(sib_async_wq);
 	destroy_workqueue(sib_wq);
 	sib_fault_module_exit();
 	pr_info("unloaded\n");

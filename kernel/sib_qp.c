@@ -3,6 +3,7 @@
  * sib: queue pair verbs, the QP state machine (IBA 10.3) and the work
  * item that runs a QP's engines.
  */
+#include <linux/sched/stat.h>
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -269,6 +270,28 @@ static void sib_qp_work(struct work_struct *work)
 	sib_qp_unlock(qp);
 }
 
+/* How long streaming doorbells run inline after the worker found no idle CPU */
+#define SIB_ASYNC_BACKOFF_MS	20
+
+/*
+ * The engines of a streaming doorbell (sib_qp_doorbell()). If this CPU has
+ * other work (the poster itself, or a process polling there), running
+ * here only took it from them: the QP's next streaming doorbells run
+ * inline for a while. The engines run either way: kpoll promised it.
+ */
+static void sib_qp_async_work(struct work_struct *work)
+{
+	struct sib_qp *qp = container_of(work, struct sib_qp, async_work);
+
+	if (!single_task_running())
+		WRITE_ONCE(qp->async_backoff, jiffies +
+			   msecs_to_jiffies(SIB_ASYNC_BACKOFF_MS));
+	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
+		return;
+	sib_qp_run(qp);
+	sib_qp_unlock(qp);
+}
+
 /* ---- create ---------------------------------------------------------- */
 
 static int sib_qp_check_init(struct ib_qp_init_attr *init,
@@ -374,6 +397,8 @@ static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	spin_lock_init(&qp->state_lock);
 	skb_queue_head_init(&qp->rxq);
 	INIT_WORK(&qp->work, sib_qp_work);
+	INIT_WORK(&qp->async_work, sib_qp_async_work);
+	qp->async_backoff = jiffies;
 	mutex_init(&qp->engine);
 	timer_setup(&qp->rnr_timer, sib_rnr_timer, 0);
 	timer_setup(&qp->retrans_timer, sib_retrans_timer, 0);
@@ -465,6 +490,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	cancel_work_sync(&qp->work);
+	cancel_work_sync(&qp->async_work);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	skb_queue_purge(&qp->rxq);
@@ -818,7 +844,7 @@ int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
 
 	/* A user QP's WQEs are in the ring already: this is the doorbell. */
 	if (sib_qp_is_user(qp)) {
-		sib_qp_doorbell(qp, false);
+		sib_qp_doorbell(qp, false, false);
 		return 0;
 	}
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
@@ -862,23 +888,58 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 	}
 	if (sib_qp_is_user(qp))
-		sib_qp_doorbell(qp, true);
+		sib_qp_doorbell(qp, true, false);
 	else if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR)
 		sib_qp_sched(qp);
 	return ret;
 }
 
+static bool sib_async_doorbells = true;
+module_param_named(async_doorbells, sib_async_doorbells, bool, 0644);
+MODULE_PARM_DESC(async_doorbells,
+		 "run the engines of streaming send doorbells on an idle CPU (default: on)");
+
+/*
+ * Leave a streaming doorbell's engines to a worker: set kpoll (the
+ * process may post without doorbells from now on) and queue the work,
+ * whose run clears kpoll and looks at the ring again, as every run of
+ * the engines does (sib_qp_unlock()). The worker is unbound and of high
+ * priority: the scheduler puts it on an idle CPU if there is one, and
+ * the QP's engines then run beside the posting process instead of
+ * inside its calls, taking the WQEs it posts meanwhile in one run. If
+ * someone runs the engines already, they see the pending bit.
+ */
+static void sib_qp_kick_async(struct sib_qp *qp)
+{
+	set_bit(SIB_QP_PENDING, &qp->events);
+	/* Pairs with the barrier in sib_qp_unlock(). */
+	smp_mb__after_atomic();
+	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
+		return;
+	sib_kpoll_set(qp);
+	mutex_unlock(&qp->engine);
+	sib_count(qp->sdev, SIB_CNT_ASYNC_DOORBELLS);
+	queue_work(sib_async_wq, &qp->async_work);
+}
+
 /*
  * A user QP's doorbell, from a legacy POST_SEND/POST_RECV command or from
- * the doorbell file (sib_db.c): the WQEs are in the ring already. Receives
- * posted in the error state are flushed at once; receives posted to a
- * starved RQ send a credit update; otherwise an RQ doorbell does nothing.
+ * the doorbell file (sib_db.c): the WQEs are in the ring already. A send
+ * doorbell runs the engines in the caller, or, with @stream (the process
+ * is posting a streak, SIB_DB_F_STREAM) and unless a worker lately found
+ * no idle CPU for this QP, on a worker. Receives posted in the error
+ * state are flushed at once; receives posted to a starved RQ send a
+ * credit update; otherwise an RQ doorbell does nothing.
  */
-void sib_qp_doorbell(struct sib_qp *qp, bool rq)
+void sib_qp_doorbell(struct sib_qp *qp, bool rq, bool stream)
 {
 	if (!rq) {
 		sib_count(qp->sdev, SIB_CNT_DOORBELLS);
-		sib_qp_kick(qp);
+		if (stream && READ_ONCE(sib_async_doorbells) &&
+		    time_after_eq(jiffies, READ_ONCE(qp->async_backoff)))
+			sib_qp_kick_async(qp);
+		else
+			sib_qp_kick(qp);
 		return;
 	}
 	if (sib_rq_posted(qp) || sib_qp_state(qp) == IB_QPS_ERR)

@@ -285,6 +285,10 @@ void sib_defer_run(struct sib_rx_defer *d);
  * @max_inline: inline bytes a SQ slot holds
  * @rxq:	input packets; skb_queue's own lock guards it
  * @work:	the engines' work item
+ * @async_work:	the engines' work item on sib_async_wq (a streaming doorbell;
+ *		its own item, so that destroy can cancel both)
+ * @async_backoff: until when streaming doorbells run the engines in the
+ *		caller (jiffies): set when the worker found its CPU busy
  * @rnr_timer:	RNR NAK back-off
  * @retrans_timer: local ACK timeout; lazy (see sib_comp.c): it expires at
  *		@retrans_due if @retrans_on, both written under @engine
@@ -322,6 +326,8 @@ struct sib_qp {
 	struct sib_swqe *swqe;
 	struct sk_buff_head rxq;
 	struct work_struct work;
+	struct work_struct async_work;
+	unsigned long async_backoff;
 	struct mutex engine;	/* see above */
 	struct timer_list rnr_timer;
 	struct timer_list retrans_timer;
@@ -475,7 +481,7 @@ void sib_qp_put(struct sib_qp *qp);
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
 void sib_qp_sched(struct sib_qp *qp);
 void sib_qp_kick(struct sib_qp *qp);
-void sib_qp_doorbell(struct sib_qp *qp, bool rq);
+void sib_qp_doorbell(struct sib_qp *qp, bool rq, bool stream);
 void sib_qp_error(struct sib_qp *qp);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);

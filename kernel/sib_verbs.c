@@ -207,7 +207,7 @@ static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
 		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT |
-			SIB_UCTX_CAP_DB_FD,
+			SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM,
 		.db_fd = -1,
 	};
 	struct sib_alloc_ucontext_cmd cmd;
@@ -392,6 +392,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_CREDIT_PROBES].name = "credit_probes",
 	[SIB_CNT_LOCAL_BURSTS].name = "local_bursts",
 	[SIB_CNT_WIRE_TX_BATCHED].name = "wire_tx_batched",
+	[SIB_CNT_ASYNC_DOORBELLS].name = "async_doorbells",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

@@ -268,6 +268,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* For tests: behave like a provider without credit updates. */
 	if (getenv("SIB_NO_CREDIT_UPDATES"))
 		ctx->caps &= ~SIB_UCTX_CAP_RQ_CREDIT;
+	/* For measurements and tests: no streaming hints, engines inline. */
+	if (getenv("SIB_DOORBELL_NOSTREAM"))
+		ctx->caps &= ~SIB_UCTX_CAP_DB_STREAM;
 	return 0;
 }
 

@@ -156,6 +156,7 @@ int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	uint32_t cons, avail;
 	int n;
 
+	sib_ctx_polled(ibcq->context);
 	pthread_spin_lock(&cq->lock);
 	if (!cq->ring.buf) {
 		pthread_spin_unlock(&cq->lock);
@@ -248,6 +249,7 @@ static int sib_start_poll(struct ibv_cq_ex *ibcq,
 	if (attr && attr->comp_mask)
 		return EINVAL;
 
+	sib_ctx_polled(ibcq->context);
 	pthread_spin_lock(&cq->lock);
 	if (!cq->ring.buf) {
 		pthread_spin_unlock(&cq->lock);

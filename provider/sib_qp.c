@@ -143,6 +143,21 @@ static int sib_ring_doorbell(struct sib_qp *qp, const struct sib_doorbell *db,
 }
 
 /*
+ * The op of a send doorbell: with SIB_DB_F_STREAM from the second post
+ * since the context last polled a CQ, if the kernel takes the hint.
+ */
+static uint32_t sib_sq_db_op(struct sib_qp *qp)
+{
+	struct sib_context *ctx = to_sctx(qp->vqp.qp.context);
+	uint32_t n;
+
+	n = __atomic_add_fetch(&ctx->posts_since_poll, 1, __ATOMIC_RELAXED);
+	if (n > 1 && (ctx->caps & SIB_UCTX_CAP_DB_STREAM))
+		return SIB_DB_SQ | SIB_DB_F_STREAM;
+	return SIB_DB_SQ;
+}
+
+/*
  * Called after prod was stored. Doorbell suppression (rdma_user_sib.h):
  * store prod, full barrier, load kpoll; the kernel stores kpoll = 0, full
  * barrier, loads prod. One of the two sees the other's store, so a WQE
@@ -364,6 +379,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct ibv_send_wr *first = wr;
 	struct sib_ring_hdr *hdr;
 	uint32_t prod, start, room;
+	uint32_t op;
 	int ret = 0, db_ret;
 
 	if (!qp->sq.ring.buf) {
@@ -406,10 +422,13 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (ret)
 		*bad_wr = wr;
 
-	if (prod == start || !sib_sq_need_doorbell(qp))
+	if (prod == start)
+		return ret;
+	op = sib_sq_db_op(qp);
+	if (!sib_sq_need_doorbell(qp))
 		return ret;
 
-	db_ret = sib_ring_doorbell(qp, &qp->sq_db, SIB_DB_SQ);
+	db_ret = sib_ring_doorbell(qp, &qp->sq_db, op);
 	if (db_ret && !ret) {
 		/* Posted, but the kernel refused the doorbell. */
 		*bad_wr = first;
@@ -742,8 +761,12 @@ static int sib_wr_complete(struct ibv_qp_ex *ibqp)
 	qp->wr_wqe = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 
-	if (posted && sib_sq_need_doorbell(qp))
-		ret = sib_ring_doorbell(qp, &qp->sq_db, SIB_DB_SQ);
+	if (posted) {
+		uint32_t op = sib_sq_db_op(qp);
+
+		if (sib_sq_need_doorbell(qp))
+			ret = sib_ring_doorbell(qp, &qp->sq_db, op);
+	}
 	return ret;
 }
 

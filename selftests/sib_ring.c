@@ -1045,6 +1045,162 @@ TEST_F(ring, dbfile_hostile)
 	device_healthy(_metadata, self);
 }
 
+/* ---- streaming doorbells (SIB_DB_F_STREAM) ------------------------------ */
+
+#define ASYNC_PARAM "/sys/module/rdma_sib/parameters/async_doorbells"
+
+/* Set the module parameter async_doorbells; 0 or -1. */
+static int async_param(bool on)
+{
+	int fd = open(ASYNC_PARAM, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, on ? "Y" : "N", 1);
+	close(fd);
+	return n == 1 ? 0 : -1;
+}
+
+/* kpoll of @h reads 0 within @ms (the engines stopped and said so). */
+static bool kpoll_cleared(struct sib_ring_hdr *h, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (!__atomic_load_n(&h->kpoll, __ATOMIC_ACQUIRE))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The stream flag goes with SQ doorbells only, and no other bit is
+ * accepted. An SQ doorbell with it executes what the ring holds, on a
+ * worker (async_doorbells counts it), and kpoll reads 0 again once that
+ * worker is done.
+ */
+TEST_F(ring, dbfile_stream_op)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	struct ibv_sge s = mk_sge(&self->l, 0, 6000);
+	uint32_t qpn = self->h.p.qp[0]->qp_num;
+	long long db, as;
+	int fds[4], fd;
+
+	ASSERT_EQ(0, async_param(true));
+	ASSERT_EQ(1, db_fds(fds, 4));
+	fd = fds[0];
+	db = sib0_counter("doorbells");
+	as = sib0_counter("async_doorbells");
+	ASSERT_LE(0, as);
+	EXPECT_EQ(EINVAL, db_ring(fd, qpn, SIB_DB_RQ | SIB_DB_F_STREAM));
+	EXPECT_EQ(EINVAL, db_ring(fd, qpn, SIB_DB_F_STREAM << 1));
+	EXPECT_EQ(EINVAL, db_ring(fd, qpn,
+				  SIB_DB_SQ | SIB_DB_F_STREAM | (1u << 9)));
+	EXPECT_EQ(EINVAL, db_ring(fd, 0, SIB_DB_SQ | SIB_DB_F_STREAM));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+
+	fill_pattern(self->l.p, 6000, 29);
+	memset(self->r.p, 0, 6000);
+	__atomic_store_n(&h->kpoll, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+			     self->r.mr->rkey));
+	EXPECT_TRUE(cq_quiet(self->h.p.scq[0], 200));
+	EXPECT_EQ(0, db_ring(fd, qpn, SIB_DB_SQ | SIB_DB_F_STREAM));
+	expect_wc("streamed", self->h.p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, qpn, ANY, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 6000, "streamed write");
+	EXPECT_TRUE(kpoll_cleared(h, 1000));
+	EXPECT_EQ(db + 1, sib0_counter("doorbells"));
+	EXPECT_EQ(as + 1, sib0_counter("async_doorbells"));
+}
+
+#define ST_POSTS	48	/* the fixture's CQs hold 64 */
+#define ST_LEN		1000
+
+/*
+ * Post ST_POSTS WRITEs (at most the SQ's depth), one ibv_post_send() each
+ * and no polling in between (a streak: the provider flags its doorbells),
+ * each to its own place; then take every completion, in order, and check
+ * every byte. Returns the number of async doorbells it caused.
+ */
+static long long stream_writes(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(ring) *self, int seed)
+{
+	int n = self->sq_n < ST_POSTS ? self->sq_n : ST_POSTS;
+	long long as = sib0_counter("async_doorbells");
+	struct ibv_wc wc[ST_POSTS];
+	int i;
+
+	/* Never more than the SQ holds: the worker may not have run yet. */
+	fill_pattern(self->l.p, ST_POSTS * ST_LEN, seed);
+	memset(self->r.p, 0, ST_POSTS * ST_LEN);
+	for (i = 0; i < n; i++) {
+		struct ibv_sge s = mk_sge(&self->l, i * ST_LEN, ST_LEN);
+
+		EXPECT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, i,
+				     &s, 1, IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, i * ST_LEN),
+				     self->r.mr->rkey)) TH_LOG("post %d", i);
+	}
+	EXPECT_EQ(n, poll_n(self->h.p.scq[0], wc, n, 5000));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status) TH_LOG("wc %d", i);
+		EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+	}
+	EXPECT_SAME(self->r.p, self->l.p, n * ST_LEN, "streak");
+	EXPECT_EQ(-1, first_not((uint8_t *)self->r.p + n * ST_LEN,
+				(ST_POSTS - n) * ST_LEN, 0));
+	EXPECT_TRUE(kpoll_cleared(hdr(&self->h.sq0), 1000));
+	return sib0_counter("async_doorbells") - as;
+}
+
+/*
+ * A streak of posts hands the engines to a worker: at least one async
+ * doorbell, every WRITE executed once, in order. With the module
+ * parameter off the same streak runs inline only.
+ */
+TEST_F(ring, stream_posts)
+{
+	EXPECT_EQ(0, async_param(true));
+	EXPECT_LE(1, stream_writes(_metadata, self, 31));
+	EXPECT_EQ(0, async_param(false));
+	EXPECT_EQ(0, stream_writes(_metadata, self, 37));
+	EXPECT_EQ(0, async_param(true));
+}
+
+/*
+ * QPs destroyed while a worker may be about to run their engines: a
+ * streak of posts, then destroy at once without polling, many times.
+ * Nothing may crash or leak; the device still works.
+ */
+TEST_F_TIMEOUT(ring, stream_destroy_race, 120)
+{
+	long long as = sib0_counter("async_doorbells");
+
+	ASSERT_EQ(0, async_param(true));
+	for (int round = 0; round < 40; round++) {
+		struct pair p;
+
+		ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid,
+					 NULL));
+		for (int i = 0; i < 16; i++) {
+			struct ibv_sge s = mk_sge(&self->l, i * 512, 512);
+
+			post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+				IBV_SEND_SIGNALED, buf_addr(&self->r, i * 512),
+				self->r.mr->rkey);
+		}
+		if (round & 1)
+			usleep(round * 10);
+		pair_destroy(&p);
+	}
+	TH_LOG("%lld async doorbells", sib0_counter("async_doorbells") - as);
+	EXPECT_LT(0, sib0_counter("async_doorbells") - as);
+	device_healthy(_metadata, self);
+}
+
 /*
  * Open another context of this process with a QP pair on it; returns a
  * dup of that context's doorbell file (the one that is not @mine), or -1.

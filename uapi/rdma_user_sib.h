@@ -57,6 +57,11 @@ enum sib_ucontext_caps {
 	 * file" below). Without this bit, db_fd is 0 and means nothing.
 	 */
 	SIB_UCTX_CAP_DB_FD = 1 << 2,
+	/*
+	 * The doorbell file takes SIB_DB_F_STREAM on SQ doorbells (see "The
+	 * doorbell file" below). Without this bit the flag gets EINVAL.
+	 */
+	SIB_UCTX_CAP_DB_STREAM = 1 << 3,
 };
 
 enum sib_ucontext_req_flags {
@@ -93,6 +98,16 @@ struct sib_alloc_ucontext_resp {
 enum sib_db_op {
 	SIB_DB_SQ = 0,
 	SIB_DB_RQ = 1,
+	/*
+	 * With SIB_DB_SQ (SIB_UCTX_CAP_DB_STREAM): the process is posting a
+	 * streak, more work requests since it last polled a completion
+	 * queue, and is likely to post more before it waits. The kernel may
+	 * then run the QP's engines on another, idle CPU instead of in this
+	 * call, with kpoll set (see "Doorbell suppression") so that the
+	 * posts that follow need no doorbell. Only a hint: the work is done
+	 * either way.
+	 */
+	SIB_DB_F_STREAM = 1 << 8,
 };
 
 struct sib_db_req {

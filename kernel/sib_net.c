@@ -132,12 +132,6 @@ struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 	return __sib_pkt_alloc(qp, opcode, paylen, psn, ack_req, SIB_PAY_COPY);
 }
 
-/*
- * @mode: SIB_PAY_COPY leaves room for the payload (and the pad, and the
- * ICRC) in the skb's data; otherwise the payload is to come as page
- * fragments: on the local path without pad or ICRC, on the wire with the
- * pad counted in the BTH (the caller appends the trailer).
- */
 /* The largest packet buffer carved from the per-CPU page fragment cache. */
 #define SIB_FRAG_HEAD_MAX	2048
 
@@ -168,6 +162,12 @@ static struct sk_buff *sib_skb_alloc(unsigned int size)
 	return alloc_skb(size, GFP_KERNEL);
 }
 
+/*
+ * @mode: SIB_PAY_COPY leaves room for the payload (and the pad, and the
+ * ICRC) in the skb's data; otherwise the payload is to come as page
+ * fragments: on the local path without pad or ICRC, on the wire with the
+ * pad counted in the BTH (the caller appends the trailer).
+ */
 static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 				       u32 paylen, u32 psn, bool ack_req,
 				       enum sib_paymode mode)

@@ -26,6 +26,8 @@
 #include <sys/syscall.h>
 #include <linux/types.h>
 #include <infiniband/verbs.h>
+
+#include "sib_util.h"
 #include <rdma/ib_user_verbs.h>
 
 #include "../uapi/rdma_user_sib.h"
@@ -64,23 +66,12 @@ static void ring_file(int fd)
 		abort();
 }
 
-/* The context's doorbell file (anon_inode:[sib_db]), or -1. */
+/* The context's doorbell file, or -1. */
 static int find_db_fd(void)
 {
-	char path[64], link[64];
-	ssize_t len;
 	int fd;
 
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = 0;
-		if (!strcmp(link, "anon_inode:[sib_db]"))
-			return fd;
-	}
-	return -1;
+	return sib_db_fds(&fd, 1) == 1 ? fd : -1;
 }
 
 #define ROUNDS 15

@@ -881,26 +881,6 @@ TEST_F_TIMEOUT(ring, credit_wanted_scribbled, 60)
 
 /* ---- the doorbell file (SIB_UCTX_CAP_DB_FD) ---------------------------- */
 
-/* The doorbell files of this process, lowest first; how many. */
-static int db_fds(int *fds, int max)
-{
-	char path[64], link[64];
-	int n = 0;
-
-	for (int fd = 0; fd < 1024 && n < max; fd++) {
-		ssize_t len;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = 0;
-		if (!strcmp(link, "anon_inode:[sib_db]"))
-			fds[n++] = fd;
-	}
-	return n;
-}
-
 /* write() of one doorbell request: 0 or the errno. */
 static int db_ring(int fd, uint32_t qpn, uint32_t op)
 {
@@ -942,7 +922,7 @@ TEST_F(ring, dbfile_kicks)
 	long long db;
 	char c;
 
-	n = db_fds(fds, 4);
+	n = sib_db_fds(fds, 4);
 	ASSERT_EQ(1, n);
 	fd = fds[0];
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
@@ -993,7 +973,7 @@ TEST_F(ring, dbfile_hostile)
 	long long db;
 	uint32_t dead;
 
-	ASSERT_EQ(1, db_fds(fds, 4));
+	ASSERT_EQ(1, sib_db_fds(fds, 4));
 	fd = fds[0];
 	db = sib0_counter("doorbells");
 	memcpy(big, &req, sizeof(req));
@@ -1021,7 +1001,7 @@ TEST_F(ring, dbfile_hostile)
 	/* A QP of another context of the same process. */
 	other = pair_open_dev(SIB_DEV);
 	ASSERT_NE(NULL, other);
-	n = db_fds(fds, 4);
+	n = sib_db_fds(fds, 4);
 	ASSERT_EQ(2, n);
 	ofd = fds[0] == fd ? fds[1] : fds[0];
 	ASSERT_EQ(0, pair_create(&q, other, NULL, self->gid, NULL));
@@ -1032,7 +1012,7 @@ TEST_F(ring, dbfile_hostile)
 	EXPECT_EQ(db + 1, sib0_counter("doorbells"));
 	pair_destroy(&q);
 	ibv_close_device(other);
-	EXPECT_EQ(1, db_fds(fds, 4));
+	EXPECT_EQ(1, sib_db_fds(fds, 4));
 
 	/* A destroyed QP. */
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
@@ -1088,7 +1068,7 @@ TEST_F(ring, dbfile_stream_op)
 	int fds[4], fd;
 
 	ASSERT_EQ(0, async_param(true));
-	ASSERT_EQ(1, db_fds(fds, 4));
+	ASSERT_EQ(1, sib_db_fds(fds, 4));
 	fd = fds[0];
 	db = sib0_counter("doorbells");
 	as = sib0_counter("async_doorbells");
@@ -1213,7 +1193,7 @@ static int open_other(FIXTURE_DATA(ring) *self, int mine,
 	*other = pair_open_dev(SIB_DEV);
 	if (!*other || pair_create(q, *other, NULL, self->gid, NULL))
 		return -1;
-	if (db_fds(fds, 4) != 2)
+	if (sib_db_fds(fds, 4) != 2)
 		return -1;
 	return dup(fds[0] == mine ? fds[1] : fds[0]);
 }
@@ -1231,7 +1211,7 @@ TEST_F(ring, dbfile_context_gone)
 	int fds[4], before, keep;
 	uint32_t qpn;
 
-	before = db_fds(fds, 4);
+	before = sib_db_fds(fds, 4);
 	ASSERT_EQ(1, before);
 	before = fds[0];
 	keep = open_other(self, before, &other, &q);
@@ -1317,19 +1297,19 @@ TEST_F(ring, dbfile_only_on_request)
 
 	snprintf(uverbs, sizeof(uverbs), "/dev/infiniband/%s",
 		 self->ctx->device->dev_name);
-	n = db_fds(fds, 4);
+	n = sib_db_fds(fds, 4);
 	ASSERT_EQ(1, n);
 
 	ASSERT_EQ(0, raw_get_context(uverbs, NULL, &resp, &ufd));
 	EXPECT_EQ(SIB_UVERBS_ABI_VERSION, resp.abi_version);
 	EXPECT_TRUE(resp.caps & SIB_UCTX_CAP_DB_FD);
 	EXPECT_EQ(-1, resp.db_fd);
-	EXPECT_EQ(1, db_fds(fds, 4));
+	EXPECT_EQ(1, sib_db_fds(fds, 4));
 	close(ufd);
 
 	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
 	EXPECT_EQ(-1, resp.db_fd);
-	EXPECT_EQ(1, db_fds(fds, 4));
+	EXPECT_EQ(1, sib_db_fds(fds, 4));
 	close(ufd);
 
 	cmd.flags = 2;
@@ -1337,12 +1317,12 @@ TEST_F(ring, dbfile_only_on_request)
 	cmd.flags = SIB_UCTX_REQ_DB_FD;
 	cmd.reserved = 1;
 	EXPECT_EQ(EINVAL, raw_get_context(uverbs, &cmd, &resp, &ufd));
-	EXPECT_EQ(1, db_fds(fds, 4));
+	EXPECT_EQ(1, sib_db_fds(fds, 4));
 
 	cmd.reserved = 0;
 	ASSERT_EQ(0, raw_get_context(uverbs, &cmd, &resp, &ufd));
 	ASSERT_LE(0, resp.db_fd);
-	EXPECT_EQ(2, db_fds(fds, 4));
+	EXPECT_EQ(2, sib_db_fds(fds, 4));
 	EXPECT_TRUE(fds[0] == resp.db_fd || fds[1] == resp.db_fd);
 	EXPECT_EQ(FD_CLOEXEC, fcntl(resp.db_fd, F_GETFD) & FD_CLOEXEC);
 	/* A QP of the fixture's context is not this context's. */
@@ -1352,7 +1332,7 @@ TEST_F(ring, dbfile_only_on_request)
 	EXPECT_EQ(EIO, db_ring(resp.db_fd, self->h.p.qp[0]->qp_num,
 			       SIB_DB_SQ));
 	close(resp.db_fd);
-	EXPECT_EQ(1, db_fds(fds, 4));
+	EXPECT_EQ(1, sib_db_fds(fds, 4));
 	device_healthy(_metadata, self);
 }
 
@@ -1398,11 +1378,11 @@ TEST_F_TIMEOUT(ring, dbfile_race, 120)
 	struct ibv_pd *pd;
 	int fds[4], n, before;
 
-	ASSERT_EQ(1, db_fds(fds, 4));
+	ASSERT_EQ(1, sib_db_fds(fds, 4));
 	before = fds[0];
 	other = pair_open_dev(SIB_DEV);
 	ASSERT_NE(NULL, other);
-	n = db_fds(fds, 4);
+	n = sib_db_fds(fds, 4);
 	ASSERT_EQ(2, n);
 	d.fd = dup(fds[0] == before ? fds[1] : fds[0]);
 	ASSERT_LE(0, d.fd);

@@ -441,3 +441,22 @@ long long fault_knob_get(const char *ibdev, const char *knob)
 		return -1;
 	return atoll(buf);
 }
+
+int sib_db_fds(int *fds, int max)
+{
+	char path[64], link[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024 && n < max; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (!strcmp(link, "anon_inode:[sib_db]"))
+			fds[n++] = fd;
+	}
+	return n;
+}

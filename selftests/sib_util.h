@@ -62,4 +62,10 @@ int fault_knob_set(const char *ibdev, const char *knob, long long val);
 /* Read fault-injection knob or counter @knob of @ibdev, or -1. */
 long long fault_knob_get(const char *ibdev, const char *knob);
 
+/*
+ * The sib doorbell files (anon_inode:[sib_db]) open in this process,
+ * lowest descriptor first, at most @max of them in @fds; how many.
+ */
+int sib_db_fds(int *fds, int max);
+
 #endif /* SIB_UTIL_H */

@@ -29,18 +29,18 @@ struct sib_context {
 	uint32_t max_inline;		/* inline bytes per send WQE */
 	int db_fd;			/* the doorbell file, or -1 */
 	/*
-	 * Send posts since a CQ of this context was last polled (atomic,
-	 * relaxed: a hint). From the second on, a send doorbell says that
-	 * the process is posting a streak (SIB_DB_F_STREAM).
+	 * Send doorbells rung since a CQ of this context was last polled
+	 * (atomic, relaxed: a hint). From the second on, a send doorbell
+	 * says that the process is posting a streak (SIB_DB_F_STREAM).
 	 */
-	uint32_t posts_since_poll;
+	uint32_t doorbells_since_poll;
 };
 
-/* A CQ is polled: the next send post starts a new streak. */
+/* A CQ is polled: the next send doorbell starts a new streak. */
 static inline void sib_ctx_polled(struct ibv_context *ibctx)
 {
 	uint32_t *n = &container_of(ibctx, struct sib_context,
-				    ibv_ctx.context)->posts_since_poll;
+				    ibv_ctx.context)->doorbells_since_poll;
 
 	if (__atomic_load_n(n, __ATOMIC_RELAXED))
 		__atomic_store_n(n, 0, __ATOMIC_RELAXED);

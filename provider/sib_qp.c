@@ -143,21 +143,6 @@ static int sib_ring_doorbell(struct sib_qp *qp, const struct sib_doorbell *db,
 }
 
 /*
- * The op of a send doorbell: with SIB_DB_F_STREAM from the second post
- * since the context last polled a CQ, if the kernel takes the hint.
- */
-static uint32_t sib_sq_db_op(struct sib_qp *qp)
-{
-	struct sib_context *ctx = to_sctx(qp->vqp.qp.context);
-	uint32_t n;
-
-	n = __atomic_add_fetch(&ctx->posts_since_poll, 1, __ATOMIC_RELAXED);
-	if (n > 1 && (ctx->caps & SIB_UCTX_CAP_DB_STREAM))
-		return SIB_DB_SQ | SIB_DB_F_STREAM;
-	return SIB_DB_SQ;
-}
-
-/*
  * Called after prod was stored. Doorbell suppression (rdma_user_sib.h):
  * store prod, full barrier, load kpoll; the kernel stores kpoll = 0, full
  * barrier, loads prod. One of the two sees the other's store, so a WQE
@@ -170,6 +155,27 @@ static bool sib_sq_need_doorbell(struct sib_qp *qp)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return !__atomic_load_n(&sib_ring_hdr(&qp->sq.ring)->kpoll,
 				__ATOMIC_RELAXED);
+}
+
+/*
+ * Ring the SQ doorbell unless kpoll makes it needless. From the second
+ * doorbell since the context last polled a CQ, the process is posting a
+ * streak: the doorbell says so (SIB_DB_F_STREAM), if the kernel takes
+ * the hint. Posts that ring no doorbell are not counted: no atomic
+ * operation on a shared word for them.
+ */
+static int sib_sq_doorbell(struct sib_qp *qp)
+{
+	struct sib_context *ctx = to_sctx(qp->vqp.qp.context);
+	uint32_t op = SIB_DB_SQ;
+
+	if (!sib_sq_need_doorbell(qp))
+		return 0;
+	if (__atomic_add_fetch(&ctx->doorbells_since_poll, 1,
+			       __ATOMIC_RELAXED) > 1 &&
+	    (ctx->caps & SIB_UCTX_CAP_DB_STREAM))
+		op |= SIB_DB_F_STREAM;
+	return sib_ring_doorbell(qp, &qp->sq_db, op);
 }
 
 /* ---------------------------------------------------------------------
@@ -379,7 +385,6 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct ibv_send_wr *first = wr;
 	struct sib_ring_hdr *hdr;
 	uint32_t prod, start, room;
-	uint32_t op;
 	int ret = 0, db_ret;
 
 	if (!qp->sq.ring.buf) {
@@ -424,11 +429,8 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (prod == start)
 		return ret;
-	op = sib_sq_db_op(qp);
-	if (!sib_sq_need_doorbell(qp))
-		return ret;
 
-	db_ret = sib_ring_doorbell(qp, &qp->sq_db, op);
+	db_ret = sib_sq_doorbell(qp);
 	if (db_ret && !ret) {
 		/* Posted, but the kernel refused the doorbell. */
 		*bad_wr = first;
@@ -761,12 +763,8 @@ static int sib_wr_complete(struct ibv_qp_ex *ibqp)
 	qp->wr_wqe = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
 
-	if (posted) {
-		uint32_t op = sib_sq_db_op(qp);
-
-		if (sib_sq_need_doorbell(qp))
-			ret = sib_ring_doorbell(qp, &qp->sq_db, op);
-	}
+	if (posted)
+		ret = sib_sq_doorbell(qp);
 	return ret;
 }
 

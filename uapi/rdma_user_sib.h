@@ -91,17 +91,17 @@ struct sib_alloc_ucontext_resp {
  * size, an unknown op, a QP number that is not one of this context's QPs)
  * EIO (the context is gone: destroyed or disassociated) or EACCES (the
  * writer's credentials are not the opener's, e.g. a child after fork(),
- * as for uverbs' own command file). The file only
- * kicks QPs of its own context; the process closes it when it frees the
- * context (the kernel does not).
+ * as for uverbs' own command file). The file only kicks QPs of its own
+ * context; the process closes it when it frees the context (the kernel
+ * does not).
  */
 enum sib_db_op {
 	SIB_DB_SQ = 0,
 	SIB_DB_RQ = 1,
 	/*
 	 * With SIB_DB_SQ (SIB_UCTX_CAP_DB_STREAM): the process is posting a
-	 * streak, more work requests since it last polled a completion
-	 * queue, and is likely to post more before it waits. The kernel may
+	 * streak, more than one send doorbell since it last polled a
+	 * completion queue, and is likely to post more before it waits. The kernel may
 	 * then run the QP's engines on another, idle CPU instead of in this
 	 * call, with kpoll set (see "Doorbell suppression") so that the
 	 * posts that follow need no doorbell. Only a hint: the work is done

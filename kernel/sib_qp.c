@@ -73,9 +73,10 @@ void sib_qp_sched(struct sib_qp *qp)
 /*
  * The next input packet, or NULL. Only the engine dequeues, so an empty
  * queue seen without the lock is empty for this pass: a packet queued
- * meanwhile sets the pending bit, and the engines run again. Under TCG,
- * every unlock that turns interrupts back on costs a translation block
- * exit, and most passes find the queue empty at least once.
+ * meanwhile sets the pending bit, and the engines run again. Most passes
+ * find the queue empty at least once, and under TCG the unlock that
+ * turns interrupts back on was among the costliest steps of a small
+ * message's chain (Documentation/benchmarks.md).
  */
 static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 {

@@ -101,6 +101,13 @@ int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > SIB_MAX_CQE)
 		return -EINVAL;
+	/*
+	 * Work requests whose streaming doorbell left the engines to a
+	 * worker (sib_qp_kick_async()) were posted before this call: let
+	 * their completions reach the CQ first, as they would have with
+	 * the doorbell run inline, so that the count below includes them.
+	 */
+	flush_workqueue(sib_async_wq);
 
 	ret = sib_queue_init(&new, roundup_pow_of_two(cqe), SIB_CQE_SIZE);
 	if (ret)

@@ -1181,6 +1181,92 @@ TEST_F_TIMEOUT(ring, stream_destroy_race, 120)
 	device_healthy(_metadata, self);
 }
 
+/* A UD QP in RTS on @cq, and an AH to this port's @gid; 0 or -1. */
+static int ud_qp_create(struct ibv_pd *pd, struct ibv_cq *cq, int gid,
+			uint32_t depth, struct ibv_qp **qp, struct ibv_ah **ah)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_UD, .send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = depth, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .sgid_index = gid, .hop_limit = 64 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = 0x11111111 };
+
+	*qp = ibv_create_qp(pd, &ia);
+	if (!*qp ||
+	    ibv_modify_qp(*qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(*qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(*qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return -1;
+	if (ibv_query_gid(pd->context, 1, gid, &aa.grh.dgid))
+		return -1;
+	*ah = ibv_create_ah(pd, &aa);
+	return *ah ? 0 : -1;
+}
+
+#define UDR_POSTS	60
+
+/*
+ * What rdma-core's test_resize_cq does: a streak of UD SENDs (which
+ * complete as soon as they are sent), no polling, then a resize below the
+ * number of their completions. The resize counts the completions of
+ * every WR posted before it, also those whose engines a worker runs:
+ * EINVAL, and nothing lost. Racy by nature (the worker may be done
+ * already), hence many posts and several rounds.
+ */
+TEST_F(ring, stream_resize_cq)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 64);
+	struct ibv_wc wc[UDR_POSTS];
+	long long as = sib0_counter("async_doorbells");
+
+	ASSERT_EQ(0, async_param(true));
+	for (int round = 0; round < 10; round++) {
+		struct ibv_cq *cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
+		struct ibv_qp *qp = NULL;
+		struct ibv_ah *ah = NULL;
+
+		ASSERT_NE(NULL, cq);
+		ASSERT_EQ(0, ud_qp_create(self->pd, cq, self->gid, 64, &qp,
+					  &ah));
+		for (int i = 0; i < UDR_POSTS; i++) {
+			struct ibv_send_wr w = {
+				.wr_id = i, .sg_list = &s, .num_sge = 1,
+				.opcode = IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.ud = { .ah = ah, .remote_qpn = 0xfff0,
+					   .remote_qkey = 0x11111111 },
+			}, *bad;
+
+			ASSERT_EQ(0, ibv_post_send(qp, &w, &bad));
+		}
+		EXPECT_EQ(EINVAL, ibv_resize_cq(cq, 2)) TH_LOG("round %d",
+							      round);
+		ASSERT_EQ(UDR_POSTS, poll_n(cq, wc, UDR_POSTS, 5000));
+		for (int i = 0; i < UDR_POSTS; i++) {
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			EXPECT_EQ((uint64_t)i, wc[i].wr_id);
+		}
+		EXPECT_TRUE(cq_quiet(cq, 10));
+		EXPECT_EQ(0, ibv_resize_cq(cq, 2));
+		EXPECT_EQ(0, ibv_destroy_ah(ah));
+		EXPECT_EQ(0, ibv_destroy_qp(qp));
+		EXPECT_EQ(0, ibv_destroy_cq(cq));
+	}
+	TH_LOG("%lld async doorbells", sib0_counter("async_doorbells") - as);
+	EXPECT_LT(0, sib0_counter("async_doorbells") - as);
+}
+
 /*
  * Open another context of this process with a QP pair on it; returns a
  * dup of that context's doorbell file (the one that is not @mine), or -1.

@@ -364,17 +364,16 @@ static bool sib_comp_credit(struct sib_qp *qp, u32 smsn)
 	return true;
 }
 
-static void sib_comp_aeth(struct sib_qp *qp, struct sk_buff *skb)
+/* An ACK-type packet's AETH (@smsn, host order) for @psn. */
+static void sib_comp_aeth(struct sib_qp *qp, u32 psn, u32 smsn)
 {
-	struct sib_aeth *aeth = sib_pkt_eth(skb, SIB_OP_AETH);
-	u8 syn = be32_to_cpu(aeth->smsn) >> 24;
-	u32 psn = sib_pkt(skb)->psn;
+	u8 syn = smsn >> 24;
 	struct sib_swqe *s = sib_comp_oldest(qp);
 	bool more;
 
 	switch (syn & SIB_AETH_TYPE_MASK) {
 	case SIB_AETH_ACK:
-		more = sib_comp_credit(qp, be32_to_cpu(aeth->smsn));
+		more = sib_comp_credit(qp, smsn);
 		/*
 		 * An ACK for the PSN acknowledged last is a duplicate: the
 		 * responder's credit update, or the answer to a resent
@@ -509,25 +508,57 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	}
 }
 
+/*
+ * May the completer take a response for @psn now? Only an RC QP that
+ * sends, and only for something sent (IBA 9.7.5.1.1).
+ */
+static bool sib_comp_accepts(struct sib_qp *qp, u32 psn)
+{
+	enum ib_qp_state state = sib_qp_state(qp);
+
+	if (qp->ib_qp.qp_type != IB_QPT_RC ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD))
+		return false;
+	return sib_psn_cmp(psn, qp->req.psn_max) < 0 &&
+	       sib_psn_cmp(psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) >= 0;
+}
+
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
-	enum ib_qp_state state = sib_qp_state(qp);
 
-	if (qp->ib_qp.qp_type != IB_QPT_RC || !(pkt->flags & SIB_OP_RC) ||
-	    (state != IB_QPS_RTS && state != IB_QPS_SQD))
-		goto out;
-	/* A response must be for something sent (IBA 9.7.5.1.1). */
-	if (sib_psn_cmp(pkt->psn, qp->req.psn_max) >= 0 ||
-	    sib_psn_cmp(pkt->psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) < 0)
+	if (!(pkt->flags & SIB_OP_RC) || !sib_comp_accepts(qp, pkt->psn))
 		goto out;
 	if (pkt->flags & SIB_OP_ACK)
-		sib_comp_aeth(qp, skb);
+		sib_comp_aeth(qp, pkt->psn, be32_to_cpu(((struct sib_aeth *)
+			      sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
 	else
 		sib_comp_data(qp, skb);
 	sib_comp_run(qp);
 out:
 	kfree_skb(skb);
+}
+
+/*
+ * Take the ACK a local peer left in the register (struct sib_lack), as
+ * if it were the next input packet.
+ */
+void sib_comp_local_ack(struct sib_qp *qp)
+{
+	unsigned long flags;
+	u32 psn, smsn;
+	bool valid;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	valid = qp->lack.valid;
+	psn = qp->lack.psn;
+	smsn = qp->lack.smsn;
+	qp->lack.valid = false;
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	if (!valid || !sib_comp_accepts(qp, psn))
+		return;
+	sib_comp_aeth(qp, psn, smsn);
+	sib_comp_run(qp);
 }
 
 /* Timer work, in the engine's context. */

@@ -926,6 +926,67 @@ void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb)
 	sib_pkt_send_av(qp, skb, &qp->av);
 }
 
+static bool sib_local_acks = true;
+module_param_named(local_acks, sib_local_acks, bool, 0644);
+MODULE_PARM_DESC(local_acks,
+		 "pass ACKs between QPs of one device without a packet (default: on)");
+
+/* Leave the ACK in @dst's register if its input queue is empty. */
+static bool sib_lack_put(struct sib_qp *dst, u32 psn, u32 smsn)
+{
+	struct sib_lack *l = &dst->lack;
+	unsigned long flags;
+	bool put = false;
+
+	spin_lock_irqsave(&dst->rxq.lock, flags);
+	if (skb_queue_empty(&dst->rxq)) {
+		/* Cumulative: the highest PSN; the AETH is the newest. */
+		if (!l->valid || sib_psn_cmp(psn, l->psn) > 0)
+			l->psn = psn;
+		l->smsn = smsn;
+		l->valid = true;
+		put = true;
+	}
+	spin_unlock_irqrestore(&dst->rxq.lock, flags);
+	return put;
+}
+
+/**
+ * sib_ack_local - pass an ACK to a QP of this device without a packet
+ * @qp:		the responder's QP; its engine mutex is held
+ * @psn:	the PSN acknowledged up to
+ * @smsn:	the AETH (an ACK syndrome, not a NAK), host order
+ *
+ * See struct sib_lack. A packet goes instead when fault injection is on
+ * (its faults act on packets), when the peer is not on this device, or
+ * when the peer's input queue holds packets that the ACK must not pass.
+ *
+ * Return: true if the ACK was passed, false if the caller sends a packet.
+ */
+bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
+{
+	struct sib_dev *sdev = qp->sdev;
+	struct sib_qp *dst;
+
+	lockdep_assert_held(&qp->engine);
+	if (!READ_ONCE(sib_local_acks) || READ_ONCE(sdev->fault.active) ||
+	    !sib_route_local(qp, &qp->av))
+		return false;
+	dst = sib_qp_get(sdev, qp->attr.dest_qp_num & SIB_QPN_MASK);
+	if (!dst)
+		return false;
+	if (!sib_lack_put(dst, psn, smsn)) {
+		sib_qp_put(dst);
+		return false;
+	}
+	sib_count(sdev, SIB_CNT_LOCAL_ACKS);
+	if (qp->kick_defer && sib_defer_add(qp->kick_defer, dst))
+		return true;
+	sib_qp_kick(dst);
+	sib_qp_put(dst);
+	return true;
+}
+
 /* The QP is being destroyed and its engines have stopped. */
 void sib_net_qp_fini(struct sib_qp *qp)
 {

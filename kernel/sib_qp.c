@@ -91,8 +91,18 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	struct sk_buff *skb;
 	int budget = SIB_RX_BUDGET;
 
-	/* A local burst counts for the packets it stands for. */
-	while (budget > 0 && (skb = sib_rxq_next(qp))) {
+	/*
+	 * A local burst counts for the packets it stands for. A local ACK
+	 * (struct sib_lack) goes before the packets queued after it.
+	 */
+	for (;;) {
+		if (READ_ONCE(qp->lack.valid))
+			sib_comp_local_ack(qp);
+		if (budget <= 0)
+			break;
+		skb = sib_rxq_next(qp);
+		if (!skb)
+			break;
 		budget -= sib_pkt(skb)->npkts;
 		if (sib_pkt(skb)->flags & SIB_OP_REQ)
 			sib_responder(qp, skb);
@@ -119,7 +129,7 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	default:
 		break;
 	}
-	if (!skb_queue_empty(&qp->rxq))
+	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid))
 		set_bit(SIB_QP_PENDING, &qp->events);
 }
 
@@ -633,10 +643,15 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 /* Discard everything: back to a fresh QP (IBA 10.3.1, Reset). */
 static void sib_qp_reset(struct sib_qp *qp)
 {
+	unsigned long flags;
+
 	sib_timer_stop(qp);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	qp->events = 0;
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	qp->lack.valid = false;
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 	skb_queue_purge(&qp->rxq);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));

@@ -251,6 +251,24 @@ struct sib_route {
  * @n and @qp are also written by the receive softirq of the owner's CPU,
  * while the owner has it installed there (preemption off).
  */
+/**
+ * struct sib_lack - an ACK on the local path, without a packet
+ * @psn:	the PSN acknowledged up to
+ * @smsn:	the AETH's syndrome and MSN, host order
+ * @valid:	set by the peer's responder, cleared by the completer
+ *
+ * IBA 9.7.5.1.1 lets a responder coalesce ACKs: a later one stands for the
+ * earlier. So the responder of a QP on the same device, instead of a
+ * packet, leaves its ACK here when the requester's input queue is empty,
+ * and the completer takes it before its next input packet: the order of
+ * ACKs and packets is kept. Guarded by the requester's rxq lock.
+ */
+struct sib_lack {
+	u32 psn;
+	u32 smsn;
+	bool valid;
+};
+
 struct sib_rx_defer {
 	unsigned int n;
 	struct sib_qp *qp[SIB_DEFER_MAX];
@@ -284,6 +302,8 @@ void sib_defer_run(struct sib_rx_defer *d);
  * @swqe:	per SQ slot progress
  * @max_inline: inline bytes a SQ slot holds
  * @rxq:	input packets; skb_queue's own lock guards it
+ * @lack:	the latest ACK of a local peer, passed without a packet
+ *		(sib_ack_local()); under @rxq's lock
  * @work:	the engines' work item
  * @async_work:	the engines' work item on sib_async_wq (a streaming doorbell;
  *		its own item, so that destroy can cancel both)
@@ -325,6 +345,7 @@ struct sib_qp {
 	void *sq_shadow;
 	struct sib_swqe *swqe;
 	struct sk_buff_head rxq;
+	struct sib_lack lack;
 	struct work_struct work;
 	struct work_struct async_work;
 	unsigned long async_backoff;
@@ -509,6 +530,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
 void sib_resp_credit_update(struct sib_qp *qp);
 bool sib_rq_posted(struct sib_qp *qp);
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
+void sib_comp_local_ack(struct sib_qp *qp);
 void sib_rnr_timer(struct timer_list *t);
 void sib_retrans_timer(struct timer_list *t);
 void sib_timer_stop(struct sib_qp *qp);
@@ -572,6 +594,7 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 				 u32 npkts, u32 psn, struct sib_mr *mr,
 				 u64 iova);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
+bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);
 int sib_pkt_parse(struct sk_buff *skb);

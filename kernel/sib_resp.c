@@ -20,6 +20,10 @@ static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
 	struct sk_buff *skb;
 	struct sib_aeth *aeth;
 
+	if ((syn & SIB_AETH_TYPE_MASK) == SIB_AETH_ACK &&
+	    sib_ack_local(qp, psn & SIB_PSN_MASK,
+			  be32_to_cpu(sib_aeth_val(qp, syn))))
+		return;
 	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, 0, psn, false);
 	if (!skb)
 		return;		/* the requester's timer recovers */

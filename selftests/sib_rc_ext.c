@@ -1400,6 +1400,132 @@ TEST_F(ext, local_burst_rnr_resend)
 	pair_destroy(&p);
 }
 
+/* ---- ACKs without packets on the local path -------------------------------- */
+
+#define LACK_N	32
+
+/* The change of local_acks and sent_pkts across LACK_N waited WRITEs. */
+static void lack_writes(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ext) *self, struct pair *p, int seed,
+			long long *acks, long long *pkts)
+{
+	long long a0 = sib0_counter("local_acks");
+	long long s0 = sib0_counter("sent_pkts");
+
+	fill_pattern(self->l.p, LACK_N * 64, seed);
+	memset(self->r.p, 0, LACK_N * 64);
+	for (int i = 0; i < LACK_N; i++) {
+		struct ibv_sge sg = mk_sge(&self->l, i * 64, 64);
+
+		ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_WRITE, i, &sg, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, i * 64),
+				     self->r.mr->rkey));
+		expect_wc("write", p->scq[0], i, IBV_WC_SUCCESS,
+			  IBV_WC_RDMA_WRITE, p->qp[0]->qp_num, ANY, NULL);
+	}
+	EXPECT_SAME(self->r.p, self->l.p, LACK_N * 64, "writes");
+	*acks = sib0_counter("local_acks") - a0;
+	*pkts = sib0_counter("sent_pkts") - s0;
+}
+
+static int local_acks_param(int on)
+{
+	return sh("echo %d > /sys/module/rdma_sib/parameters/local_acks", on);
+}
+
+/*
+ * Between QPs of one device each WRITE's ACK is passed without a packet:
+ * local_acks counts one per WRITE, and only the WRITEs are packets. With
+ * fault injection on (all probabilities 0) or the module parameter off,
+ * every ACK is a packet again.
+ */
+TEST_F(ext, local_acks)
+{
+	long long acks, pkts;
+	struct pair p;
+
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	ASSERT_EQ(0, local_acks_param(1));
+	lack_writes(_metadata, self, &p, 51, &acks, &pkts);
+	EXPECT_EQ(LACK_N, acks);
+	EXPECT_EQ(LACK_N, pkts);
+
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 1));
+	lack_writes(_metadata, self, &p, 52, &acks, &pkts);
+	EXPECT_EQ(0, fault_knob_set("sib0", "active", 0));
+	EXPECT_EQ(0, acks);
+	EXPECT_EQ(2 * LACK_N, pkts);
+
+	ASSERT_EQ(0, local_acks_param(0));
+	lack_writes(_metadata, self, &p, 53, &acks, &pkts);
+	EXPECT_EQ(0, local_acks_param(1));
+	EXPECT_EQ(0, acks);
+	EXPECT_EQ(2 * LACK_N, pkts);
+	pair_destroy(&p);
+}
+
+/*
+ * ACKs in the register and responses as packets, interleaved: WRITE,
+ * READ, WRITE, FETCH_ADD, ... posted without waiting, 200 rounds. Every
+ * completion comes in order with its status, every byte and every
+ * fetched value is right, and no retransmission was needed (an ACK that
+ * passed a READ response would look like a lost response: implied NAK).
+ */
+TEST_F(ext, local_acks_mixed)
+{
+	long long re0 = sib0_counter("retransmits");
+	long long a0 = sib0_counter("local_acks");
+	struct pair_opts o;
+	struct pair p;
+	uint64_t *ctr = (uint64_t *)(self->r.p + 8192);
+	uint64_t *res = (uint64_t *)(self->l.p + 8192);
+
+	pair_default_opts(&o);
+	o.sq_wr = 64;
+	o.cq_depth = 256;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	*ctr = 0;
+	for (int r = 0; r < 200 && _metadata->passed; r++) {
+		struct ibv_sge w1 = mk_sge(&self->l, 0, 100 + r);
+		struct ibv_sge rd = mk_sge(&self->l, 4096, 100 + r);
+		struct ibv_sge w2 = mk_sge(&self->l, 2048, 50);
+		struct ibv_sge fa = mk_sge(&self->l, 8192, 8);
+		struct ibv_wc wc[4];
+
+		fill_pattern(self->l.p, 4096, r);
+		fill_pattern(self->r.p + 4096, 4096, r + 1000);
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, &w1, 1,
+				     IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
+				     self->r.mr->rkey));
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 2, &rd, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, 4096),
+				     self->r.mr->rkey));
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 3, &w2, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, 2048),
+				     self->r.mr->rkey));
+		ASSERT_EQ(0, post_atomic(p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 4, &fa, IBV_SEND_SIGNALED,
+					 buf_addr(&self->r, 8192),
+					 self->r.mr->rkey, 1, 0));
+		ASSERT_EQ(4, poll_n(p.scq[0], wc, 4, WAIT_MS));
+		for (int i = 0; i < 4; i++) {
+			EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			EXPECT_EQ((uint64_t)i + 1, wc[i].wr_id);
+		}
+		EXPECT_SAME(self->r.p, self->l.p, 100 + r, "write 1");
+		EXPECT_SAME(self->r.p + 2048, self->l.p + 2048, 50, "write 2");
+		EXPECT_SAME(self->l.p + 4096, self->r.p + 4096, 100 + r, "read");
+		EXPECT_EQ((uint64_t)r, *res);
+	}
+	EXPECT_EQ((uint64_t)200, *ctr);
+	EXPECT_EQ(re0, sib0_counter("retransmits"));
+	EXPECT_LT(a0, sib0_counter("local_acks"));
+	pair_destroy(&p);
+}
+
 /* ---- scheduling ------------------------------------------------------------ */
 
 #define FLOOD	512	/* 1 MiB WRITEs on the busy QP */

@@ -526,13 +526,16 @@ static bool sib_comp_accepts(struct sib_qp *qp, u32 psn)
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_aeth *aeth;
 
 	if (!(pkt->flags & SIB_OP_RC) || !sib_comp_accepts(qp, pkt->psn))
 		goto out;
-	if (pkt->flags & SIB_OP_ACK)
-		sib_comp_aeth(qp, pkt->psn, be32_to_cpu(((struct sib_aeth *)
-			      sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
-	else
+	if (pkt->flags & SIB_OP_ACK) {
+		aeth = sib_pkt_eth(skb, SIB_OP_AETH);
+		sib_comp_aeth(qp, pkt->psn, be32_to_cpu(aeth->smsn));
+	} else {
+		sib_comp_data(qp, skb);
+	}
 		sib_comp_data(qp, skb);
 	sib_comp_run(qp);
 out:

@@ -104,8 +104,10 @@ int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
 	/*
 	 * Work requests whose streaming doorbell left the engines to a
 	 * worker (sib_qp_kick_async()) were posted before this call: let
-	 * their completions reach the CQ first, as they would have with
-	 * the doorbell run inline, so that the count below includes them.
+	 * those workers finish their runs first, as the doorbells would
+	 * have inline, so that the count below includes what they
+	 * completed. (Completions that wait for a peer's ACK may come
+	 * later either way.)
 	 */
 	flush_workqueue(sib_async_wq);
 

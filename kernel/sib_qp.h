@@ -236,22 +236,6 @@ struct sib_route {
 #define SIB_TX_BATCH_MAX	16
 
 /**
- * struct sib_rx_defer - what waits for the end of a transmission or a pass
- * @n:		entries of @qp used
- * @qp:		QPs to kick, each with a reference
- * @ntx:	entries of @tx used
- * @tx:		RoCEv2 packets of the pass, ready to go (headers and ICRC
- *		in place, route attached), in the order they were built
- * @tx_sdev:	the device that sends @tx
- *
- * Lives on the stack of whoever will run sib_defer_run(): an engine pass
- * (local packets it sent, see sib_qp_pass()) or a wire transmission
- * (packets received in the softirq that runs inside it, see sib_xmit()).
- * Only its owner touches @tx and @tx_sdev, under the QP's engine mutex;
- * @n and @qp are also written by the receive softirq of the owner's CPU,
- * while the owner has it installed there (preemption off).
- */
-/**
  * struct sib_lack - an ACK on the local path, without a packet
  * @psn:	the PSN acknowledged up to
  * @smsn:	the AETH's syndrome and MSN, host order
@@ -269,6 +253,22 @@ struct sib_lack {
 	bool valid;
 };
 
+/**
+ * struct sib_rx_defer - what waits for the end of a transmission or a pass
+ * @n:		entries of @qp used
+ * @qp:		QPs to kick, each with a reference
+ * @ntx:	entries of @tx used
+ * @tx:		RoCEv2 packets of the pass, ready to go (headers and ICRC
+ *		in place, route attached), in the order they were built
+ * @tx_sdev:	the device that sends @tx
+ *
+ * Lives on the stack of whoever will run sib_defer_run(): an engine pass
+ * (local packets it sent, see sib_qp_pass()) or a wire transmission
+ * (packets received in the softirq that runs inside it, see sib_xmit()).
+ * Only its owner touches @tx and @tx_sdev, under the QP's engine mutex;
+ * @n and @qp are also written by the receive softirq of the owner's CPU,
+ * while the owner has it installed there (preemption off).
+ */
 struct sib_rx_defer {
 	unsigned int n;
 	struct sib_qp *qp[SIB_DEFER_MAX];

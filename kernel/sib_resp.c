@@ -17,18 +17,18 @@ static __be32 sib_aeth_val(struct sib_qp *qp, u8 syn)
 
 static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
 {
+	__be32 smsn = sib_aeth_val(qp, syn);
 	struct sk_buff *skb;
 	struct sib_aeth *aeth;
 
 	if ((syn & SIB_AETH_TYPE_MASK) == SIB_AETH_ACK &&
-	    sib_ack_local(qp, psn & SIB_PSN_MASK,
-			  be32_to_cpu(sib_aeth_val(qp, syn))))
+	    sib_ack_local(qp, psn & SIB_PSN_MASK, be32_to_cpu(smsn)))
 		return;
 	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, 0, psn, false);
 	if (!skb)
 		return;		/* the requester's timer recovers */
 	aeth = sib_pkt_eth(skb, SIB_OP_AETH);
-	aeth->smsn = sib_aeth_val(qp, syn);
+	aeth->smsn = smsn;
 	sib_pkt_send(qp, skb);
 }
 

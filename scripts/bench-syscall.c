@@ -26,11 +26,10 @@
 #include <sys/syscall.h>
 #include <linux/types.h>
 #include <infiniband/verbs.h>
-
-#include "sib_util.h"
 #include <rdma/ib_user_verbs.h>
 
 #include "../uapi/rdma_user_sib.h"
+#include "sib_util.h"
 
 struct doorbell {
 	struct ib_uverbs_cmd_hdr hdr;

@@ -1431,7 +1431,7 @@ static void lack_writes(struct __test_metadata *_metadata,
 
 static int local_acks_param(int on)
 {
-	return sh("echo %d > /sys/module/rdma_sib/parameters/local_acks", on);
+	return sib_param_set("local_acks", on);
 }
 
 /*

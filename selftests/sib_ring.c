@@ -1027,19 +1027,10 @@ TEST_F(ring, dbfile_hostile)
 
 /* ---- streaming doorbells (SIB_DB_F_STREAM) ------------------------------ */
 
-#define ASYNC_PARAM "/sys/module/rdma_sib/parameters/async_doorbells"
-
-/* Set the module parameter async_doorbells; 0 or -1. */
+/* Set the module parameter async_doorbells; 0 or -errno. */
 static int async_param(bool on)
 {
-	int fd = open(ASYNC_PARAM, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, on ? "Y" : "N", 1);
-	close(fd);
-	return n == 1 ? 0 : -1;
+	return sib_param_set("async_doorbells", on);
 }
 
 /* kpoll of @h reads 0 within @ms (the engines stopped and said so). */

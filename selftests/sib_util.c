@@ -416,12 +416,12 @@ long long hw_counter(const char *ibdev, const char *name)
 
 #define SIB_FAULT_DIR "/sys/kernel/debug/sib/%s/fault/%s"
 
-int fault_knob_set(const char *ibdev, const char *knob, long long val)
+/* Write @val in decimal to the file @path; 0 or -errno. */
+static int write_ll(const char *path, long long val)
 {
-	char path[256], buf[32];
+	char buf[32];
 	int fd, n, ret = 0;
 
-	snprintf(path, sizeof(path), SIB_FAULT_DIR, ibdev, knob);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
@@ -430,6 +430,23 @@ int fault_knob_set(const char *ibdev, const char *knob, long long val)
 		ret = -EIO;
 	close(fd);
 	return ret;
+}
+
+int fault_knob_set(const char *ibdev, const char *knob, long long val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), SIB_FAULT_DIR, ibdev, knob);
+	return write_ll(path, val);
+}
+
+int sib_param_set(const char *name, long long val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/rdma_sib/parameters/%s",
+		 name);
+	return write_ll(path, val);
 }
 
 long long fault_knob_get(const char *ibdev, const char *knob)

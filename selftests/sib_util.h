@@ -63,6 +63,12 @@ int fault_knob_set(const char *ibdev, const char *knob, long long val);
 long long fault_knob_get(const char *ibdev, const char *knob);
 
 /*
+ * Set module parameter @name of rdma_sib (a bool takes 0 or 1); 0 or
+ * -errno.
+ */
+int sib_param_set(const char *name, long long val);
+
+/*
  * The sib doorbell files (anon_inode:[sib_db]) open in this process,
  * lowest descriptor first, at most @max of them in @fds; how many.
  */

@@ -782,12 +782,12 @@ static long fnot(const uint8_t *p, size_t len, uint8_t c)
 
 static int wire_frags(int on)
 {
-	return sh("echo %d > /sys/module/rdma_sib/parameters/wire_frags", on);
+	return sib_param_set("wire_frags", on);
 }
 
 static int wire_batch(int n)
 {
-	return sh("echo %d > /sys/module/rdma_sib/parameters/wire_batch", n);
+	return sib_param_set("wire_batch", n);
 }
 
 static int sib_fault_set(const char *dev, const char *knob, long val)

@@ -502,8 +502,9 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	if (pkt->flags & SIB_OP_READ) {
 		if (s->wr->opcode == IB_WR_RDMA_READ)
 			sib_comp_read_resp(qp, s, skb);
-	} else if (s->wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-		   s->wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+	} else if ((pkt->flags & SIB_OP_ATMACK) &&
+		   (s->wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		    s->wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)) {
 		sib_comp_atomic_ack(qp, s, skb);
 	}
 }
@@ -536,7 +537,6 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 	} else {
 		sib_comp_data(qp, skb);
 	}
-		sib_comp_data(qp, skb);
 	sib_comp_run(qp);
 out:
 	kfree_skb(skb);

@@ -420,7 +420,7 @@ static int end_open(struct end *e, const char *dev, int gid)
 	ia.recv_cq = e->cq;
 	e->qp = ibv_create_qp(e->pd, &ia);
 	e->mr = ibv_reg_mr(e->pd, e->buf, sizeof(e->buf),
-			   IBV_ACCESS_LOCAL_WRITE);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	return e->qp && e->mr ? 0 : -1;
 }
 
@@ -447,7 +447,8 @@ static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
 	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -472,7 +473,7 @@ static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 12;
+	a.timeout = 16;		/* 268 ms: a test can act between retries */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
@@ -537,6 +538,7 @@ FIXTURE_SETUP(inject)
 
 FIXTURE_TEARDOWN(inject)
 {
+	fault_knob_set("sibA", "active", 0);
 	if (self->in.fd > 0)
 		close(self->in.fd);
 	end_close(&self->a);
@@ -613,6 +615,97 @@ TEST_F_TIMEOUT(inject, hostile_packets, 300)
 	/* And the pair still works, both ways. */
 	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
 	EXPECT_EQ(0, send_b_to_a(&self->b, &self->a, 3000));
+}
+
+#define OP_ACK			0x11
+#define OP_ATOMIC_ACK		0x12
+#define AETH_ACK_UNLIMITED	0x1f000000u
+
+/* BTH, then an AETH of an unlimited-credit ACK with @msn. */
+static void bth_aeth(uint8_t *p, uint8_t op, uint32_t qpn, uint32_t psn,
+		     uint32_t msn)
+{
+	uint32_t aeth = htonl(AETH_ACK_UNLIMITED | msn);
+
+	bth(p, op, 0, qpn, psn);
+	memcpy(p + 12, &aeth, 4);
+}
+
+/* Wait until sibA's fault layer has dropped @n packets. */
+static bool drops_reach(long long n)
+{
+	for (int i = 0; i < 100; i++) {
+		if (fault_knob_get("sibA", "injected_drop") >= n)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * Only an atomic ACK for its PSN completes an atomic (IBA 9.7.5.1.4). A
+ * plain ACK carrying the atomic's PSN (rdma_rxe sends one when it answers
+ * a duplicate request) and an atomic ACK for an older PSN arrive while
+ * A's FETCH_ADD is held back by fault injection: neither may complete it.
+ * Then the FETCH_ADD gets through and completes once, with B's value.
+ */
+TEST_F_TIMEOUT(inject, stale_acks_atomic, 300)
+{
+	uint32_t qpn = self->a.qp->qp_num, psn = PSN_B;
+	long long rcvd = link_counter("sibA", "rcvd_pkts");
+	uint64_t *remote = (uint64_t *)self->b.buf, junk = 0xdeadbeefdeadbeefull;
+	uint64_t *orig = (uint64_t *)self->a.buf;
+	struct ibv_sge sge = { (uintptr_t)orig, 8, self->a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = (uintptr_t)remote, .compare_add = 5,
+			       .rkey = self->b.mr->rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	uint8_t p[64];
+
+	*remote = 0x1122334455667788ull;
+	*orig = 0;
+	/* A's READ and atomic requests are lost until the faults go off. */
+	ASSERT_EQ(0, fault_knob_set("sibA", "classes", 4));
+	ASSERT_EQ(0, fault_knob_set("sibA", "dir", 1));
+	ASSERT_EQ(0, fault_knob_set("sibA", "drop", 1000000));
+	ASSERT_EQ(0, fault_knob_set("sibA", "active", 1));
+	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	ASSERT_TRUE(drops_reach(1));
+
+	/*
+	 * The first ACK is an implied NAK: A resends at once (lost again).
+	 * The second comes while that go-back-N is under way.
+	 */
+	bth_aeth(p, OP_ACK, qpn, psn, 0);
+	ASSERT_EQ(0, inj_send(&self->in, p, 16, false, false));
+	EXPECT_TRUE(counter_reaches("rcvd_pkts", ++rcvd));
+	ASSERT_TRUE(drops_reach(2));
+	ASSERT_EQ(0, inj_send(&self->in, p, 16, false, false));
+	EXPECT_TRUE(counter_reaches("rcvd_pkts", ++rcvd));
+	bth_aeth(p, OP_ATOMIC_ACK, qpn, psn - 1, 0);
+	memcpy(p + 16, &junk, 8);
+	ASSERT_EQ(0, inj_send(&self->in, p, 24, false, false));
+	EXPECT_TRUE(counter_reaches("rcvd_pkts", ++rcvd));
+	usleep(20000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.cq, 1, &wc))
+		TH_LOG("completed by a packet that is not its response: "
+		       "status %d, value %#llx", wc.status,
+		       (unsigned long long)*orig);
+
+	ASSERT_EQ(0, fault_knob_set("sibA", "active", 0));
+	ASSERT_EQ(0, poll_one(self->a.cq, &wc));
+	EXPECT_EQ(7, wc.wr_id);
+	EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
+	EXPECT_EQ(0x1122334455667788ull, *orig);
+	EXPECT_EQ(0x112233445566778dull, *remote);
+	usleep(20000);
+	EXPECT_EQ(0, ibv_poll_cq(self->a.cq, 1, &wc));
+	/* The pair still works. */
+	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
 }
 
 /* ---- page fragments, ICRC over them, ACK coalescing --------------------- */

@@ -60,6 +60,7 @@ setup:
 
 check: setup
 	$(MAKE) all
+	$(TOP)/scripts/test-vm-run
 	$(VM_RUN) --no-load -- $(TOP)/selftests/run_tests
 
 run: setup

@@ -643,9 +643,9 @@ static bool drops_reach(long long n)
 }
 
 /*
- * Only an atomic ACK for its PSN completes an atomic (IBA 9.7.5.1.4). A
- * plain ACK carrying the atomic's PSN (rdma_rxe sends one when it answers
- * a duplicate request) and an atomic ACK for an older PSN arrive while
+ * Only an atomic ACK for its PSN completes an atomic. A plain ACK
+ * carrying the atomic's PSN (an implied NAK; rdma_rxe sends one when it
+ * answers a duplicate request) and an atomic ACK for an older PSN arrive while
  * A's FETCH_ADD is held back by fault injection: neither may complete it.
  * Then the FETCH_ADD gets through and completes once, with B's value.
  */
@@ -883,12 +883,6 @@ static int wire_batch(int n)
 	return sib_param_set("wire_batch", n);
 }
 
-static int sib_fault_set(const char *dev, const char *knob, long val)
-{
-	return sh("echo %ld > /sys/kernel/debug/sib/%s/fault/%s", val, dev,
-		  knob);
-}
-
 FIXTURE(frags) {
 	struct fend a, b;
 };
@@ -910,8 +904,8 @@ FIXTURE_TEARDOWN(frags)
 {
 	wire_frags(1);
 	wire_batch(16);
-	sib_fault_set("sibA", "active", 0);
-	sib_fault_set("sibB", "active", 0);
+	fault_knob_set("sibA", "active", 0);
+	fault_knob_set("sibB", "active", 0);
 	fend_close(&self->a);
 	fend_close(&self->b);
 	net_cleanup();
@@ -1042,12 +1036,12 @@ TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
 	long long icrc = link_counter("sibA", "icrc_errors");
 	long long fb = link_counter("sibB", "wire_frag_pkts");
 
-	ASSERT_EQ(0, sib_fault_set("sibB", "corrupt", 100000));
-	ASSERT_EQ(0, sib_fault_set("sibB", "dir", 1));
-	ASSERT_EQ(0, sib_fault_set("sibB", "seed", 6));
-	ASSERT_EQ(0, sib_fault_set("sibB", "active", 1));
+	ASSERT_EQ(0, fault_knob_set("sibB", "corrupt", 100000));
+	ASSERT_EQ(0, fault_knob_set("sibB", "dir", 1));
+	ASSERT_EQ(0, fault_knob_set("sibB", "seed", 6));
+	ASSERT_EQ(0, fault_knob_set("sibB", "active", 1));
 	EXPECT_EQ(0, frag_round(&self->a, &self->b, 11));
-	ASSERT_EQ(0, sib_fault_set("sibB", "active", 0));
+	ASSERT_EQ(0, fault_knob_set("sibB", "active", 0));
 	EXPECT_LT(icrc + 5, link_counter("sibA", "icrc_errors"));
 	EXPECT_LE(fb + 112, link_counter("sibB", "wire_frag_pkts"));
 	EXPECT_LT(0, link_counter("sibB", "retransmits"));
@@ -1084,10 +1078,10 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	attr.qp_state = IBV_QPS_RESET;
 	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
 	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 0));
-	ASSERT_EQ(0, sib_fault_set("sibA", "delay", 1000000));
-	ASSERT_EQ(0, sib_fault_set("sibA", "delay_us", 3000000));
-	ASSERT_EQ(0, sib_fault_set("sibA", "dir", 2));
-	ASSERT_EQ(0, sib_fault_set("sibA", "active", 1));
+	ASSERT_EQ(0, fault_knob_set("sibA", "delay", 1000000));
+	ASSERT_EQ(0, fault_knob_set("sibA", "delay_us", 3000000));
+	ASSERT_EQ(0, fault_knob_set("sibA", "dir", 2));
+	ASSERT_EQ(0, fault_knob_set("sibA", "active", 1));
 	snprintf(path, sizeof(path),
 		 "/sys/kernel/debug/sib/sibA/fault/injected_delay");
 	memset(self->a.p, 0, FBUF);
@@ -1111,7 +1105,7 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	EXPECT_EQ(-1, fnot(self->a.p, len, 0));
 	/* A copies from the delayed packets; its ACK completes the WRITE. */
 	EXPECT_EQ(0, fpoll(self->b.cq, 1, 9));
-	ASSERT_EQ(0, sib_fault_set("sibA", "active", 0));
+	ASSERT_EQ(0, fault_knob_set("sibA", "active", 0));
 	EXPECT_EQ(0, memcmp(self->a.p, want + 3, len - 3));
 	free(want);
 	/* The pair still works. */
@@ -1134,10 +1128,10 @@ TEST_F_TIMEOUT(frags, coalesced_acks, 300)
 	for (int round = 0; round < 40; round++) {
 		if (round == 1) {
 			EXPECT_LT(co, link_counter("sibA", "acks_coalesced"));
-			ASSERT_EQ(0, sib_fault_set("sibB", "drop", 50000));
-			ASSERT_EQ(0, sib_fault_set("sibB", "dir", 3));
-			ASSERT_EQ(0, sib_fault_set("sibB", "seed", round));
-			ASSERT_EQ(0, sib_fault_set("sibB", "active", 1));
+			ASSERT_EQ(0, fault_knob_set("sibB", "drop", 50000));
+			ASSERT_EQ(0, fault_knob_set("sibB", "dir", 3));
+			ASSERT_EQ(0, fault_knob_set("sibB", "seed", round));
+			ASSERT_EQ(0, fault_knob_set("sibB", "active", 1));
 		}
 		fpattern(self->b.p, 32 * 100, round);
 		memset(self->a.p, 0, 32 * 128);
@@ -1165,7 +1159,7 @@ TEST_F_TIMEOUT(frags, coalesced_acks, 300)
 				TH_LOG("round %d message %d", round, i);
 		}
 	}
-	ASSERT_EQ(0, sib_fault_set("sibB", "active", 0));
+	ASSERT_EQ(0, fault_knob_set("sibB", "active", 0));
 	ackd = link_counter("sibA", "acks_coalesced") - co;
 	TH_LOG("acks_coalesced %lld for 1280 SENDs; sibB retransmits %lld",
 	       ackd, link_counter("sibB", "retransmits"));
@@ -1246,12 +1240,6 @@ TEST_F_TIMEOUT(rxe, interop, 600)
 	EXPECT_EQ(0, link_counter("sibB", "hdr_errors"));
 }
 
-/* Write @val to sibB's fault knob @knob (debugfs). */
-static int sibb_fault(const char *knob, long val)
-{
-	return sh("echo %ld > /sys/kernel/debug/sib/sibB/fault/%s", val, knob);
-}
-
 /*
  * The same programs while sibB drops, duplicates and reorders 2%, 1% and
  * 2% of what it sends and receives: rxe's retransmissions and sib's must
@@ -1264,12 +1252,12 @@ TEST_F_TIMEOUT(rxe, interop_faults, 900)
 	long long inj = 0;
 	char buf[32];
 
-	ASSERT_EQ(0, sibb_fault("drop", 20000));
-	ASSERT_EQ(0, sibb_fault("dup", 10000));
-	ASSERT_EQ(0, sibb_fault("reorder", 20000));
-	ASSERT_EQ(0, sibb_fault("dir", 3));
-	ASSERT_EQ(0, sibb_fault("seed", 4791));
-	ASSERT_EQ(0, sibb_fault("active", 1));
+	ASSERT_EQ(0, fault_knob_set("sibB", "drop", 20000));
+	ASSERT_EQ(0, fault_knob_set("sibB", "dup", 10000));
+	ASSERT_EQ(0, fault_knob_set("sibB", "reorder", 20000));
+	ASSERT_EQ(0, fault_knob_set("sibB", "dir", 3));
+	ASSERT_EQ(0, fault_knob_set("sibB", "seed", 4791));
+	ASSERT_EQ(0, fault_knob_set("sibB", "active", 1));
 	for (int srv = 0; srv < 2; srv++) {
 		TH_LOG("sib is the %s", srv ? "server" : "client");
 		EXPECT_EQ(0, rxe_run(self->gida, self->gidb, "ibv_rc_pingpong",
@@ -1285,7 +1273,7 @@ TEST_F_TIMEOUT(rxe, interop_faults, 900)
 				     "-x", srv, "-n 100 -s 65536"));
 		EXPECT_EQ(0, sh("grep -Eq '^ *65536 +100 ' " LOG));
 	}
-	EXPECT_EQ(0, sibb_fault("active", 0));
+	EXPECT_EQ(0, fault_knob_set("sibB", "active", 0));
 	for (int i = 0; i < 3; i++) {
 		static const char *const k[] = { "drop", "dup", "reorder" };
 		char path[96];

@@ -454,23 +454,34 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 	return 0;
 }
 
-/* Map the aligned 8 bytes at @iova; NULL if unmapped (see sib_fast_kva). */
+/*
+ * Map the 8 bytes at @iova for an atomic; NULL if unmapped (see
+ * sib_fast_kva()) or if the kernel address is not 8-byte aligned. An
+ * aligned 8-byte access never crosses a page, so it stays in @mr's page.
+ */
 static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
 {
 	u64 off, room, kva;
+	u64 *p;
 
 	switch (mr->mr_kind) {
 	case SIB_MR_USER:
 		off = iova - mr->iova + mr->pg_off;
-		if ((off >> PAGE_SHIFT) >= mr->npages)
+		if ((off >> PAGE_SHIFT) >= mr->npages || (off & 7))
 			return NULL;
-		return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
-		       offset_in_page(off);
+		p = kmap_local_page(mr->pages[off >> PAGE_SHIFT]) +
+		    offset_in_page(off);
+		if ((uintptr_t)p & 7) {
+			kunmap_local(p);
+			return NULL;
+		}
+		return p;
 	case SIB_MR_FAST:
 		kva = sib_fast_kva(mr, iova, &room);
-		return kva ? (u64 *)(uintptr_t)kva : NULL;
+		return kva && !(kva & 7) && room >= 8 ?
+		       (u64 *)(uintptr_t)kva : NULL;
 	default:
-		return (u64 *)(uintptr_t)iova;
+		return iova & 7 ? NULL : (u64 *)(uintptr_t)iova;
 	}
 }
 
@@ -480,28 +491,27 @@ static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
 		kunmap_local(p);
 }
 
-u64 sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap)
+int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
+			  u64 *orig)
 {
 	u64 *p = sib_mr_map8(mr, iova);
-	u64 old;
 
 	if (!p)
-		return 0;
-	old = cmpxchg64(p, compare, swap);
+		return -EINVAL;
+	*orig = cmpxchg64(p, compare, swap);
 	sib_mr_unmap8(mr, p);
-	return old;
+	return 0;
 }
 
-u64 sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add)
+int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 {
 	u64 *p = sib_mr_map8(mr, iova);
-	u64 old;
 
 	if (!p)
-		return 0;
-	old = atomic64_fetch_add(add, (atomic64_t *)p);
+		return -EINVAL;
+	*orig = atomic64_fetch_add(add, (atomic64_t *)p);
 	sib_mr_unmap8(mr, p);
-	return old;
+	return 0;
 }
 
 /* Copy what is left of SGE @s at @pos (at most @len); returns bytes or -errno. */

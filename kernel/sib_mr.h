@@ -302,26 +302,32 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 /**
  * sib_mr_atomic_cmp_swp() - 8-byte compare and swap on an MR
  * @mr:		from sib_mr_get(..., 8, SIB_ACC_REMOTE_ATOMIC, &iova)
- * @iova:	8-byte aligned (the caller checks and NAKs otherwise)
+ * @iova:	the MR address of the 8 bytes
  * @compare:	value expected
  * @swap:	value stored if the memory equals @compare
+ * @orig:	set to the original value
  *
- * Atomic against every other CPU and every other sib atomic.
+ * Atomic against every other CPU and every other sib atomic. The memory
+ * the 8 bytes map to must be 8-byte aligned (IBA 9.4.5): a window can
+ * move an aligned offset onto an unaligned address, which would also
+ * let the access run into the physically next page.
  * Context: any, no sleeping.
- * Return: the original value.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
  */
-u64 sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap);
+int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
+			  u64 *orig);
 
 /**
  * sib_mr_atomic_fetch_add() - 8-byte fetch and add on an MR
  * @mr:		as for sib_mr_atomic_cmp_swp()
- * @iova:	8-byte aligned
+ * @iova:	as for sib_mr_atomic_cmp_swp()
  * @add:	the addend
+ * @orig:	set to the original value
  *
  * Context: any, no sleeping.
- * Return: the original value.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
  */
-u64 sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add);
+int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig);
 
 /**
  * struct sib_sgl_pos - a position in an SGE list

@@ -504,6 +504,7 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	u64 va = be64_to_cpu(a->va), mr_va, orig;
 	struct sib_resp_res *res;
 	struct sib_mr *mr;
+	int ret;
 
 	if (va & 7) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
@@ -516,14 +517,22 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
 		return PTR_ERR(mr);
 	}
+	/*
+	 * The alignment that counts is that of the memory: a zero-based
+	 * window bound at an unaligned address turns an aligned offset
+	 * into an unaligned one. The MR checks the kernel address too.
+	 */
 	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
-		orig = sib_mr_atomic_cmp_swp(mr, mr_va,
-					     be64_to_cpu(a->compare),
-					     be64_to_cpu(a->swap_add));
+		ret = sib_mr_atomic_cmp_swp(mr, mr_va, be64_to_cpu(a->compare),
+					    be64_to_cpu(a->swap_add), &orig);
 	else
-		orig = sib_mr_atomic_fetch_add(mr, mr_va,
-					       be64_to_cpu(a->swap_add));
+		ret = sib_mr_atomic_fetch_add(mr, mr_va,
+					      be64_to_cpu(a->swap_add), &orig);
 	sib_mr_put(mr);
+	if (ret) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		return ret;
+	}
 
 	res = sib_res_new(qp);
 	res->opcode = pkt->opcode;

@@ -93,14 +93,18 @@ static int sib_mw_bind_check(struct sib_mw_ent *ent, struct ib_pd *qp_pd,
 
 	if (ent->state == SIB_MEM_BUSY || ent->key != wqe->wr.bind_mw.mw_rkey)
 		return -EINVAL;
+	/*
+	 * C10-72: QP, window (and below: MR) share a PD, for both types:
+	 * the key table is the device's, so without this any QP could
+	 * bind, re-key or unbind another process' type-1 window.
+	 */
+	if (ent->pd != qp_pd)
+		return -EINVAL;
 	if (ent->type == IB_MW_TYPE_1)
 		/* o10-36.2.2: no zero-based type-1 windows */
 		return access & IB_ZERO_BASED ? -EINVAL : 0;
 	/* o10-37.2.30: a bound type-2 window is invalidated before rebind */
 	if (ent->state != SIB_MEM_FREE)
-		return -EINVAL;
-	/* C10-72: QP, window (and below: MR) share a PD */
-	if (ent->pd != qp_pd)
 		return -EINVAL;
 	/* o10-37.2.40: no zero-length type-2 bind */
 	return wqe->wr.bind_mw.length ? 0 : -EINVAL;

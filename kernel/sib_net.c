@@ -72,18 +72,26 @@ static bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
 
 static void sib_tx_flush(struct sib_rx_defer *d);
 
-/*
- * Process context: send the packets the pass batched (which may park
- * more QPs), then kick the parked QPs and drop their references.
+/**
+ * sib_defer_tx - send the RoCEv2 packets a pass batched on @d
+ * @d: the pass' defer; the QPs its packets reach (in the softirq that
+ *     runs inside the transmission) are parked on it
+ *
+ * Called at the end of each pass, with the QP's engine mutex held.
  */
-void sib_defer_run(struct sib_rx_defer *d)
+void sib_defer_tx(struct sib_rx_defer *d)
+{
+	if (d->ntx)
+		sib_tx_flush(d);
+}
+
+/* Leave the QPs parked on @d to sib_wq, and drop their references. */
+static void sib_defer_sched(struct sib_rx_defer *d)
 {
 	unsigned int i;
 
-	if (d->ntx)
-		sib_tx_flush(d);
 	for (i = 0; i < d->n; i++) {
-		sib_qp_kick(d->qp[i]);
+		sib_qp_sched(d->qp[i]);
 		sib_qp_put(d->qp[i]);
 	}
 	d->n = 0;
@@ -266,11 +274,33 @@ int sib_pkt_parse(struct sk_buff *skb)
 /* ---- the local path ------------------------------------------------------ */
 
 /*
- * Hand a packet to its destination QP on this device. The packet was built
- * by sib itself, so its sib_pkt is already filled in. With @defer (the
- * sending engine's pass is running, see sib_qp_pass()), the destination is
- * kicked once when that pass ends, not once per packet: a message of many
- * packets reaches the responder as one batch.
+ * Queue a packet that may enter @dst (the caller's reference, consumed)
+ * and have @dst's engines run: once, when the sending engine lets go, if
+ * @defer is the running pass' (see sib_qp_drive()), otherwise on sib_wq.
+ * Never here: the sender's engines are held.
+ */
+static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
+			    struct sk_buff *skb, struct sib_rx_defer *defer)
+{
+	if (skb_queue_len(&dst->rxq) >= SIB_RXQ_MAX) {
+		sib_count(sdev, SIB_CNT_RX_QUEUE_FULL);
+		kfree_skb(skb);
+		sib_qp_put(dst);
+		return;
+	}
+	sib_count_n(sdev, SIB_CNT_RCVD_PKTS, sib_pkt(skb)->npkts);
+	skb_queue_tail(&dst->rxq, skb);
+	if (defer && sib_defer_add(defer, dst))
+		return;
+	sib_qp_sched(dst);
+	sib_qp_put(dst);
+}
+
+/*
+ * Hand a packet that the fault layer held back, or let through, to its
+ * destination QP on this device. The packet was built by sib itself, so
+ * its sib_pkt is already filled in, and its sender was checked before the
+ * fault layer saw it (sib_deliver_local()).
  */
 static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 			     struct sib_rx_defer *defer)
@@ -289,15 +319,11 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 	}
 	dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!dst) {
+		sib_count(sdev, SIB_CNT_UNKNOWN_QPN);
 		kfree_skb(skb);
 		return;
 	}
-	sib_count_n(sdev, SIB_CNT_RCVD_PKTS, sib_pkt(skb)->npkts);
-	skb_queue_tail(&dst->rxq, skb);
-	if (defer && sib_defer_add(defer, dst))
-		return;
-	sib_qp_kick(dst);
-	sib_qp_put(dst);
+	sib_local_queue(sdev, dst, skb, defer);
 }
 
 static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb);
@@ -330,12 +356,80 @@ static void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
 		sib_deliver(sdev, extra, defer);
 }
 
-/* The local path is both the sending and the receiving side. */
-static void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb)
+/*
+ * Is @dst connected to @qp, sending to it by @av? A connected QP takes
+ * packets only from the QP it is connected to: its destination QP number
+ * is the sender's, and its address vector mirrors the sender's. The
+ * local path obeys the wire's rules (sib_rcv_qp_check()), so that no
+ * process can reach another's QPs, or a kernel consumer's, by aiming its
+ * own QP at them. QP numbers are unique on the device, so the sender's
+ * number is its identity. A datagram QP checks the Q_Key itself.
+ */
+static bool sib_local_peer_ok(struct sib_qp *qp, const struct sib_av *av,
+			      struct sib_qp *dst)
 {
+	unsigned long flags;
+	bool ok;
+
+	lockdep_assert_held(&qp->engine);
+	if (sib_qp_type(dst) == IB_QPT_UD)
+		return true;
+	spin_lock_irqsave(&dst->state_lock, flags);
+	ok = (dst->attr.dest_qp_num & SIB_QPN_MASK) == sib_qpn(qp) &&
+	     !memcmp(&dst->av.dgid, &av->sgid, sizeof(av->sgid)) &&
+	     !memcmp(&dst->av.sgid, &av->dgid, sizeof(av->dgid));
+	spin_unlock_irqrestore(&dst->state_lock, flags);
+	return ok;
+}
+
+/*
+ * May @dst take @skb of @qp (to @av)? From its peer, no payload above its
+ * path MTU (a local burst's length is the responder's to check). Returns
+ * the counter to bump, or SIB_NUM_CNT.
+ */
+static unsigned int sib_local_check(struct sib_qp *qp, const struct sib_av *av,
+				    struct sib_qp *dst, struct sk_buff *skb)
+{
+	const struct sib_pkt *pkt = sib_pkt(skb);
+
+	if (!sib_local_peer_ok(qp, av, dst))
+		return SIB_CNT_UNKNOWN_QPN;
+	if (pkt->npkts == 1 && pkt->paylen > READ_ONCE(dst->mtu))
+		return SIB_CNT_HDR_ERRORS;
+	return SIB_NUM_CNT;
+}
+
+/*
+ * A packet of @qp to a QP of this device (to @av): checked as the wire
+ * checks it, then delivered, through the fault layer if it acts (the
+ * local path is both the sending and the receiving side).
+ */
+static void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb,
+			      const struct sib_av *av)
+{
+	struct sib_dev *sdev = qp->sdev;
+	struct sib_qp *dst;
+	unsigned int err;
+
 	sib_pkt(skb)->local = true;
-	sib_rx_fault(qp->sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX,
-		     qp->kick_defer);
+	if (sib_pkt(skb)->qpn != IB_MULTICAST_QPN) {
+		dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
+		err = dst ? sib_local_check(qp, av, dst, skb) :
+		      SIB_CNT_UNKNOWN_QPN;
+		if (err != SIB_NUM_CNT) {
+			sib_count(sdev, err);
+			kfree_skb(skb);
+			if (dst)
+				sib_qp_put(dst);
+			return;
+		}
+		if (!READ_ONCE(sdev->fault.active) && !sib_pkt(skb)->corrupt) {
+			sib_local_queue(sdev, dst, skb, qp->kick_defer);
+			return;
+		}
+		sib_qp_put(dst);
+	}
+	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX, qp->kick_defer);
 }
 
 /* ---- payload: page fragments instead of copies ------------------------- */
@@ -791,8 +885,9 @@ static int sib_xmit_prep(struct sib_qp *qp, struct sk_buff *skb,
  * Hand @n prepared packets to the IP stack, in order, with bottom halves
  * off: the receive softirq that veth (or a loopback) raises runs once,
  * for all of them, when they are back on. What it receives for our QPs
- * waits on @park until the caller runs sib_defer_run() (the engine pass
- * that built the packets, or sib_xmit() for a packet sent outside one):
+ * waits on @park until the engine pass that built the packets ends and
+ * its QP's engines are released (sib_qp_drive(); or sib_xmit(), for a
+ * packet sent outside a pass, leaves them to sib_wq):
  * the peer's engines then take the whole burst in one run, and can
  * coalesce their ACKs. Returns how many packets the stack refused.
  */
@@ -882,7 +977,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	defer.n = 0;
 	defer.ntx = 0;
 	ret = sib_tx_out(d ?: &defer, &skb, 1) ? -ENOBUFS : 0;
-	sib_defer_run(&defer);
+	sib_defer_sched(&defer);
 	return ret;
 }
 
@@ -905,7 +1000,7 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 	lockdep_assert_held(&qp->engine);
 	sib_count_n(sdev, SIB_CNT_SENT_PKTS, sib_pkt(skb)->npkts);
 	if (sib_route_local(qp, av)) {
-		sib_deliver_local(qp, skb);
+		sib_deliver_local(qp, skb, av);
 		return;
 	}
 	/* On the wire, transmit faults cannot hold packets back. */
@@ -975,14 +1070,19 @@ bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
 	dst = sib_qp_get(sdev, qp->attr.dest_qp_num & SIB_QPN_MASK);
 	if (!dst)
 		return false;
-	if (!sib_lack_put(dst, psn, smsn)) {
+	/* As for a packet: only to the QP that @qp is connected to, and that
+	 * is connected to @qp (a refusal sends a packet, which is refused and
+	 * counted on its way).
+	 */
+	if (sib_qp_type(dst) != IB_QPT_RC || !sib_local_peer_ok(qp, &qp->av, dst) ||
+	    !sib_lack_put(dst, psn, smsn)) {
 		sib_qp_put(dst);
 		return false;
 	}
 	sib_count(sdev, SIB_CNT_LOCAL_ACKS);
 	if (qp->kick_defer && sib_defer_add(qp->kick_defer, dst))
 		return true;
-	sib_qp_kick(dst);
+	sib_qp_sched(dst);
 	sib_qp_put(dst);
 	return true;
 }

@@ -134,18 +134,19 @@ static void __sib_qp_pass(struct sib_qp *qp)
 }
 
 /*
- * The QPs that this pass delivers local packets to are kicked when it
- * ends, each once: the receiving engine then takes all of them in one
- * run, instead of one run (lock, pass, unlock) per packet.
+ * One pass, with @d for the packets it sends: the QPs that it delivers
+ * local packets to are parked on @d, each once, and run after this QP's
+ * engines are released (sib_defer_drain()): the receiving engine then
+ * takes all of them in one run, instead of one run (lock, pass, unlock)
+ * per packet. The RoCEv2 packets it batched go out before the pass ends.
  */
-static void sib_qp_pass(struct sib_qp *qp)
+static void sib_qp_pass(struct sib_qp *qp, struct sib_rx_defer *d)
 {
-	struct sib_rx_defer defer = { .n = 0 };
-
-	qp->kick_defer = &defer;
+	lockdep_assert_held(&qp->engine);
+	qp->kick_defer = d;
 	__sib_qp_pass(qp);
 	qp->kick_defer = NULL;
-	sib_defer_run(&defer);
+	sib_defer_tx(d);
 }
 
 /*
@@ -191,17 +192,18 @@ static void sib_kpoll_clear(struct sib_qp *qp)
  * Run the engines until nothing is pending, a bounded number of passes.
  * Called with qp->engine held; sib_qp_unlock() deals with what is left.
  */
-static void sib_qp_run(struct sib_qp *qp)
+static void sib_qp_run(struct sib_qp *qp, struct sib_rx_defer *d)
 {
 	int loops = SIB_RUN_LOOPS;
 
+	lockdep_assert_held(&qp->engine);
 	WRITE_ONCE(qp->runner, current);
 	sib_kpoll_set(qp);
 
 	while (loops-- && test_and_clear_bit(SIB_QP_PENDING, &qp->events)) {
 		if (READ_ONCE(qp->destroying))
 			return;
-		sib_qp_pass(qp);
+		sib_qp_pass(qp, d);
 	}
 }
 
@@ -214,7 +216,7 @@ static void sib_qp_run(struct sib_qp *qp)
  * Such a worker only found the engines busy, or ran them late: it waits
  * for a CPU that busy-polling processes hold.
  */
-static void sib_qp_unlock(struct sib_qp *qp)
+static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
 {
 	int loops = SIB_RUN_LOOPS;
 
@@ -233,16 +235,65 @@ static void sib_qp_unlock(struct sib_qp *qp)
 		}
 		if (!mutex_trylock(&qp->engine))
 			return;
-		sib_qp_run(qp);
+		sib_qp_run(qp, d);
 	}
+}
+
+/* Engine runs that one caller makes for the QPs parked on its defer. */
+#define SIB_DRAIN_RUNS	32
+
+/*
+ * Run the engines of the QPs parked on @d, one after the other, never one
+ * inside another: the caller holds no engine. Their passes may park more
+ * QPs on @d (the peer of a ping-pong, the next QP of a chain), which this
+ * loop takes too, up to SIB_DRAIN_RUNS runs; the rest go to sib_wq. A QP
+ * whose engines someone else holds is theirs to run: they see its
+ * pending bit when they unlock. Consumes the references parked on @d.
+ */
+static void sib_defer_drain(struct sib_rx_defer *d)
+{
+	unsigned int runs = SIB_DRAIN_RUNS;
+	struct sib_qp *qp;
+
+	while (d->n) {
+		qp = d->qp[--d->n];
+		set_bit(SIB_QP_PENDING, &qp->events);
+		/* Pairs with the barrier in sib_qp_unlock(). */
+		smp_mb__after_atomic();
+		if (READ_ONCE(qp->destroying)) {
+			/* nothing: destroy waits for our reference */
+		} else if (!runs) {
+			queue_work(sib_wq, &qp->work);
+		} else if (mutex_trylock(&qp->engine)) {
+			runs--;
+			sib_qp_run(qp, d);
+			sib_qp_unlock(qp, d);
+		}
+		sib_qp_put(qp);
+	}
+}
+
+/*
+ * Run @qp's engines, whose mutex the caller took, release them, then run
+ * the engines of the QPs they delivered to (sib_defer_drain()). Every
+ * run of the engines starts here, so no engine ever runs nested inside
+ * another, however the QPs chain: the kernel stack holds one engine.
+ */
+static void sib_qp_drive(struct sib_qp *qp)
+{
+	struct sib_rx_defer d = { .n = 0, .ntx = 0 };
+
+	sib_qp_run(qp, &d);
+	sib_qp_unlock(qp, &d);
+	sib_defer_drain(&d);
 }
 
 /*
  * Run the engines now, in the caller's context, if nobody else is running
  * them; if someone is, they see the pending bit when they unlock and run
  * another pass, so no wake-up of a worker is needed. The caller must be
- * able to sleep: a system call on behalf of a user QP, or another QP's
- * engine. From softirq, the work goes to sib_wq.
+ * able to sleep and must hold no QP's engines: a system call on behalf of
+ * a user QP. From softirq, the work goes to sib_wq.
  */
 void sib_qp_kick(struct sib_qp *qp)
 {
@@ -257,8 +308,7 @@ void sib_qp_kick(struct sib_qp *qp)
 	}
 	if (!mutex_trylock(&qp->engine))
 		return;
-	sib_qp_run(qp);
-	sib_qp_unlock(qp);
+	sib_qp_drive(qp);
 }
 
 /* Run the engines now, waiting for anyone running them. */
@@ -266,8 +316,7 @@ static void sib_qp_run_sync(struct sib_qp *qp)
 {
 	set_bit(SIB_QP_PENDING, &qp->events);
 	mutex_lock(&qp->engine);
-	sib_qp_run(qp);
-	sib_qp_unlock(qp);
+	sib_qp_drive(qp);
 }
 
 static void sib_qp_work(struct work_struct *work)
@@ -277,8 +326,7 @@ static void sib_qp_work(struct work_struct *work)
 	/* A holder of the engines sees the pending bit when it unlocks. */
 	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
 		return;
-	sib_qp_run(qp);
-	sib_qp_unlock(qp);
+	sib_qp_drive(qp);
 }
 
 /* How long streaming doorbells run inline after the worker found no idle CPU */
@@ -299,8 +347,7 @@ static void sib_qp_async_work(struct work_struct *work)
 			   msecs_to_jiffies(SIB_ASYNC_BACKOFF_MS));
 	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
 		return;
-	sib_qp_run(qp);
-	sib_qp_unlock(qp);
+	sib_qp_drive(qp);
 }
 
 /* ---- create ---------------------------------------------------------- */
@@ -784,19 +831,56 @@ int sib_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/* Move to the error state from the engines (IBA 10.3.1, Error). */
-void sib_qp_error(struct sib_qp *qp)
+/* Move to the error state from the engines; true if this call did it. */
+static bool __sib_qp_error(struct sib_qp *qp)
 {
 	unsigned long flags;
+	bool moved = false;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 		qp->attr.qp_state = IB_QPS_ERR;
 		sib_qp_mark_error(qp);
+		moved = true;
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	sib_qp_sched(qp);
+	return moved;
+}
+
+/*
+ * Move to the error state from the engines (IBA 10.3.1, Error), for an
+ * error that a completion reports (the WQE's status).
+ */
+void sib_qp_error(struct sib_qp *qp)
+{
+	__sib_qp_error(qp);
+}
+
+/**
+ * sib_qp_fatal - move to the error state for an error no completion reports
+ * @qp:		the QP, from its engines
+ * @event:	its affiliated asynchronous error (IBA 11.6.3.1):
+ *		IB_EVENT_QP_FATAL (a catastrophic error: a corrupted ring, a
+ *		CQ overrun), IB_EVENT_QP_REQ_ERR (the responder refused an
+ *		invalid request) or IB_EVENT_QP_ACCESS_ERR (a request's
+ *		access violated the QP's or a key's rights)
+ *
+ * The event goes to the QP's owner once, when the QP enters the error
+ * state: a process sees it in ibv_get_async_event(), a kernel consumer in
+ * its QP event handler.
+ */
+void sib_qp_fatal(struct sib_qp *qp, enum ib_event_type event)
+{
+	struct ib_event ev = {
+		.device = qp->ib_qp.device,
+		.element.qp = &qp->ib_qp,
+		.event = event,
+	};
+
+	if (__sib_qp_error(qp) && qp->ib_qp.event_handler)
+		qp->ib_qp.event_handler(&ev, qp->ib_qp.qp_context);
 }
 
 /* ---- posting ------------------------------------------------------------ */

@@ -10,9 +10,11 @@
  * shadow). A pass drains the QP's input packet queue (requests to the
  * responder, responses to the completer), then runs the requester. The
  * engines run wherever work appears, if they can: in the doorbell system
- * call of a user QP, or in the engine of the QP that just delivered a
- * packet (sib_qp_kick(), which only try-locks, so two QPs never wait for
- * each other); otherwise the QP's work item on sib_wq runs them. A pending
+ * call of a user QP, or, once the engine of the QP that just delivered a
+ * packet has let go, in that same context (sib_qp_drive(): one engine
+ * at a time, never one nested inside another; sib_qp_kick() only
+ * try-locks, so two QPs never wait for each other); otherwise the QP's
+ * work item on sib_wq runs them. A pending
  * bit makes whoever holds the mutex run another pass, so nothing is lost
  * to a failed try-lock: every holder looks at the bit after it unlocks
  * (sib_qp_unlock(), sib_modify_qp()), and the work item only try-locks
@@ -262,12 +264,16 @@ struct sib_lack {
  *		in place, route attached), in the order they were built
  * @tx_sdev:	the device that sends @tx
  *
- * Lives on the stack of whoever will run sib_defer_run(): an engine pass
- * (local packets it sent, see sib_qp_pass()) or a wire transmission
- * (packets received in the softirq that runs inside it, see sib_xmit()).
- * Only its owner touches @tx and @tx_sdev, under the QP's engine mutex;
- * @n and @qp are also written by the receive softirq of the owner's CPU,
- * while the owner has it installed there (preemption off).
+ * Lives on the stack of whoever runs engines (sib_qp_drive()): each pass
+ * of those engines parks there the QPs it delivered local packets or
+ * ACKs to, and the QPs that its RoCEv2 packets reached in the softirq
+ * that runs inside their transmission (sib_tx_out()); the owner runs
+ * them, one at a time, once it holds no engine. A wire transmission
+ * outside a pass (sib_xmit()) has one of its own, whose QPs go to
+ * sib_wq. Only the pass running touches @tx and @tx_sdev, under its QP's
+ * engine mutex, and sends them before it ends (sib_defer_tx()); @n and
+ * @qp are also written by the receive softirq of the owner's CPU, while
+ * the owner has it installed there (preemption off).
  */
 struct sib_rx_defer {
 	unsigned int n;
@@ -277,7 +283,7 @@ struct sib_rx_defer {
 	struct sib_dev *tx_sdev;
 };
 
-void sib_defer_run(struct sib_rx_defer *d);
+void sib_defer_tx(struct sib_rx_defer *d);
 
 /**
  * struct sib_qp - queue pair
@@ -485,6 +491,12 @@ static inline void *sib_pkt_payload(struct sk_buff *skb)
 	return skb->data + sib_pkt(skb)->hdr_len;
 }
 
+/* How the responder fails a request it refuses (sib_resp_nak()). */
+enum sib_resp_err {
+	SIB_RESP_FATAL,		/* QP to error, affiliated async error */
+	SIB_RESP_FATAL_CQE,	/* QP to error; a receive completion told */
+};
+
 /* sib_qp.c */
 int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata);
@@ -504,6 +516,7 @@ void sib_qp_sched(struct sib_qp *qp);
 void sib_qp_kick(struct sib_qp *qp);
 void sib_qp_doorbell(struct sib_qp *qp, bool rq, bool stream);
 void sib_qp_error(struct sib_qp *qp);
+void sib_qp_fatal(struct sib_qp *qp, enum ib_event_type event);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);
 void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,

@@ -99,6 +99,7 @@ enum sib_counter {
 	SIB_CNT_WIRE_TX_BATCHED, /* RoCEv2 packets sent in a batch of several */
 	SIB_CNT_ASYNC_DOORBELLS, /* doorbells whose engines ran on a worker */
 	SIB_CNT_LOCAL_ACKS,	/* local ACKs passed without a packet */
+	SIB_CNT_UC_DROPPED,	/* UC messages the responder dropped */
 	SIB_NUM_CNT
 };
 
@@ -131,6 +132,8 @@ enum sib_counter {
  * @mcg_list, @mcg_lock, @mcg_mutex, @num_mcg: multicast groups; see
  *		sib_mcast.c for their locking
  * @parent:	the ib_device's parent in sysfs (sib_sysfs.c), or NULL
+ * @parent_id:	its number (sibN)
+ * @parent_link: name of its link in "net" (the netdev's name at link add)
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
  *		device is attached to, or NULL; @ns_node is its entry in
  *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
@@ -162,6 +165,8 @@ struct sib_dev {
 	struct mutex mcg_mutex;	/* see sib_mcast.c */
 	u32 num_mcg;
 	struct device *parent;
+	int parent_id;
+	char parent_link[IFNAMSIZ];
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;

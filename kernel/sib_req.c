@@ -472,7 +472,8 @@ void sib_requester(struct sib_qp *qp)
 			if (ret == -ENOENT)
 				break;
 			if (ret) {
-				sib_qp_error(qp);
+				/* A WQE that no completion can name. */
+				sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
 				return;
 			}
 		}

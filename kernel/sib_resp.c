@@ -202,14 +202,41 @@ bool sib_rq_posted(struct sib_qp *qp)
 	return true;
 }
 
-/* NAK the request at @psn and, for errors the requester cannot retry,
- * move this QP to the error state as well (IBA 9.9.3.1.2, class C).
- */
-static void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code, bool fatal)
+static void sib_resp_uc_abort(struct sib_qp *qp, u8 status);
+
+/* The affiliated asynchronous error of a responder error (IBA 11.6.3.1). */
+static enum ib_event_type sib_resp_event(u8 code)
 {
-	if (qp->ib_qp.qp_type == IB_QPT_RC)
-		sib_resp_ack(qp, psn, SIB_AETH_NAK | code);
-	if (fatal)
+	switch (code) {
+	case SIB_NAK_REM_ACCESS_ERR:
+		return IB_EVENT_QP_ACCESS_ERR;
+	case SIB_NAK_INVALID_REQ:
+		return IB_EVENT_QP_REQ_ERR;
+	default:
+		return IB_EVENT_QP_FATAL;
+	}
+}
+
+/*
+ * A request the responder refuses. RC: NAK the request at @psn and, for
+ * errors the requester cannot retry (all of them here), move this QP to
+ * the error state as well (IBA 9.9.3.1.2, class C), with the affiliated
+ * asynchronous error unless a receive completion reported it already
+ * (@how). UC: drop the message in progress; the QP stays as it is
+ * (IBA 9.9.3.2, classes D and E).
+ */
+static void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
+			 enum sib_resp_err how)
+{
+	if (qp->ib_qp.qp_type != IB_QPT_RC) {
+		sib_resp_uc_abort(qp, code == SIB_NAK_REM_ACCESS_ERR ?
+				  IB_WC_REM_ACCESS_ERR : IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	sib_resp_ack(qp, psn, SIB_AETH_NAK | code);
+	if (how == SIB_RESP_FATAL)
+		sib_qp_fatal(qp, sib_resp_event(code));
+	else
 		sib_qp_error(qp);
 }
 
@@ -243,7 +270,10 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 		return ret;
 	}
 	if (ret) {
-		sib_resp_nak(qp, psn, SIB_NAK_REM_OP_ERR, true);
+		/* A corrupted ring: the QP's own fault, whatever the transport. */
+		if (qp->ib_qp.qp_type == IB_QPT_RC)
+			sib_resp_ack(qp, psn, SIB_AETH_NAK | SIB_NAK_REM_OP_ERR);
+		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
 		return ret;
 	}
 	qp->resp.rwqe_valid = true;
@@ -274,7 +304,38 @@ static void sib_resp_complete_recv(struct sib_qp *qp, struct sk_buff *skb,
 	}
 	qp->resp.rwqe_valid = false;
 	if (sib_cq_post(sib_qp_rcq(qp), &cqe, pkt->se))
-		sib_qp_error(qp);
+		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
+}
+
+/*
+ * UC: the message in progress is dropped (a PSN gap, a packet out of
+ * sequence, or an error). Its later packets are ignored until the next
+ * FIRST or ONLY. A receive WQE it had taken is set back to its start
+ * for the next message when it is the QP's own (IBA class D1); one from
+ * an SRQ cannot go back, so it completes with @status (class E).
+ */
+static void sib_resp_uc_abort(struct sib_qp *qp, u8 status)
+{
+	struct sib_cqe cqe = {
+		.wr_id = qp->resp.rwqe.wr_id,
+		.status = status,
+		.opcode = SIB_WC_RECV,
+		.qp_num = sib_qpn(qp),
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	qp->resp.last_op = 0xff;
+	sib_count(qp->sdev, SIB_CNT_UC_DROPPED);
+	if (!qp->resp.rwqe_valid)
+		return;
+	if (sib_qp_srq(qp)) {
+		qp->resp.rwqe_valid = false;
+		if (sib_cq_post(sib_qp_rcq(qp), &cqe, false))
+			sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
+		return;
+	}
+	memset(&qp->resp.pos, 0, sizeof(qp->resp.pos));
+	qp->resp.rcvd = 0;
 }
 
 /* ---- SEND ------------------------------------------------------------------------ */
@@ -300,10 +361,13 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 			       rw->num_sge, &qp->resp.pos, skb, pkt->hdr_len,
 			       pkt->paylen, SIB_TO_MEM);
 	if (ret) {
-		sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
-				       IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
-				       SIB_WC_RECV, qp->resp.rcvd);
-		sib_resp_nak(qp, pkt->psn, sib_copy_nak(ret), true);
+		if (qp->ib_qp.qp_type == IB_QPT_RC)
+			sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
+					       IB_WC_LOC_LEN_ERR :
+					       IB_WC_LOC_PROT_ERR,
+					       SIB_WC_RECV, qp->resp.rcvd);
+		sib_resp_nak(qp, pkt->psn, sib_copy_nak(ret),
+			     SIB_RESP_FATAL_CQE);
 		return ret;
 	}
 	qp->resp.rcvd += pkt->paylen;
@@ -317,7 +381,8 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 				       rkey, true)) {
 			sib_resp_complete_recv(qp, skb, IB_WC_REM_INV_REQ_ERR,
 					       SIB_WC_RECV, qp->resp.rcvd);
-			sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ,
+				     SIB_RESP_FATAL_CQE);
 			return -EINVAL;
 		}
 	}
@@ -382,7 +447,7 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 		ret = sib_resp_write_first(qp, skb);
 		if (ret) {
 			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR,
-				     true);
+				     SIB_RESP_FATAL);
 			return ret;
 		}
 	}
@@ -393,12 +458,12 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 	    (!(pkt->flags & SIB_OP_LAST) &&
 	     pkt->paylen != pkt->npkts * qp->mtu) ||
 	    ((pkt->flags & SIB_OP_LAST) && pkt->paylen != qp->resp.resid)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return -EINVAL;
 	}
 	ret = sib_resp_write_data(qp, skb);
 	if (ret) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return ret;
 	}
 	if ((pkt->flags & SIB_OP_LAST) && (pkt->flags & SIB_OP_IMMDT))
@@ -463,7 +528,7 @@ static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
 				be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
 				len, SIB_ACC_REMOTE_READ, &mr_va);
 		if (IS_ERR(mr)) {
-			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 			return PTR_ERR(mr);
 		}
 	}
@@ -507,14 +572,14 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	int ret;
 
 	if (va & 7) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return -EINVAL;
 	}
 	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
 			&mr_va);
 	if (IS_ERR(mr)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return PTR_ERR(mr);
 	}
 	/*
@@ -530,7 +595,7 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 					      be64_to_cpu(a->swap_add), &orig);
 	sib_mr_put(mr);
 	if (ret) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return ret;
 	}
 
@@ -725,7 +790,8 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 	if (qp->ib_qp.qp_type == IB_QPT_UC) {
 		/* UC: a gap drops the message in progress (IBA 9.8.3). */
 		if (cmp) {
-			qp->resp.last_op = 0xff;
+			if (qp->resp.last_op != 0xff)
+				sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
 			qp->resp.psn = pkt->psn;
 		}
 		return true;
@@ -801,24 +867,36 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		goto out;
 	if (!sib_resp_psn_ok(qp, skb))
 		goto out;
+	/* UC: a new message while one is in progress drops that one. */
+	if (qp->ib_qp.qp_type == IB_QPT_UC && (pkt->flags & SIB_OP_FIRST) &&
+	    qp->resp.last_op != 0xff)
+		sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
 	if (!sib_resp_seq_ok(qp, pkt->flags)) {
-		if (qp->ib_qp.qp_type == IB_QPT_UC)
+		if (qp->ib_qp.qp_type == IB_QPT_UC) {
+			qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
 			goto out;
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		}
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		goto out;
 	}
 	if (!sib_resp_rights_ok(qp, pkt->flags) ||
 	    !sib_pkt_span_ok(pkt, qp->mtu)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, true);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		goto out;
 	}
 
 	ret = sib_resp_execute(qp, skb);
 	if (ret < 0) {
-		if (qp->ib_qp.qp_type == IB_QPT_UC && ret != -EAGAIN &&
-		    ret != -ENOENT)
-			qp->resp.last_op = 0xff;
-		goto out;	/* NAKed, or RNR: the PSN stays */
+		if (qp->ib_qp.qp_type == IB_QPT_UC) {
+			/*
+			 * No receive WQE (UC has no RNR NAK): the message is
+			 * dropped, as for an error (sib_resp_nak() did that).
+			 */
+			if (ret == -ENOENT || ret == -EAGAIN)
+				sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
+			qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
+		}
+		goto out;	/* RC: NAKed, or RNR; the PSN stays */
 	}
 	if (ret == 0) {
 		qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);

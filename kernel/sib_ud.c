@@ -256,5 +256,5 @@ void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb)
 		cqe.wc_flags |= SIB_WC_F_WITH_IMM;
 	}
 	if (sib_cq_post(sib_qp_rcq(qp), &cqe, pkt->se))
-		sib_qp_error(qp);
+		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
 }

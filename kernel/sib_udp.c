@@ -25,8 +25,9 @@
 #include <linux/rtnetlink.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <linux/inetdevice.h>
+#include <net/addrconf.h>
 #include <net/udp_tunnel.h>
-#include <rdma/ib_cache.h>
 
 #include "sib_qp.h"
 
@@ -50,16 +51,27 @@ static DEFINE_MUTEX(sib_ns_mutex);
 
 /* ---- receiving ------------------------------------------------------------- */
 
-static bool sib_gid_on_dev(struct sib_dev *sdev, const union ib_gid *gid)
+/*
+ * Is @skb's destination address one of @ndev's? Asked of the netdev, not
+ * of the device's GID table: ib_core allocates that table only when it
+ * registers the device, and frees it, without waiting for RCU readers,
+ * before it lets the driver go, while the device is on the receive list
+ * (it is listed before registration, so that link add can refuse a port
+ * that another owns, and until dealloc_driver). The GIDs of a sib device
+ * are its netdev's addresses, so the answer is the same. Under RCU.
+ */
+static bool sib_daddr_on_ndev(struct net *net, struct net_device *ndev,
+			      struct sk_buff *skb)
 {
-	const struct ib_gid_attr *attr;
+	struct net_device *dev;
 
-	attr = rdma_find_gid_by_port(&sdev->ib_dev, gid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
-	if (IS_ERR(attr))
-		return false;
-	rdma_put_gid_attr(attr);
-	return true;
+	if (skb->protocol == htons(ETH_P_IP)) {
+		dev = __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+		return dev == ndev;
+	}
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return ipv6_chk_addr(net, &ipv6_hdr(skb)->daddr, ndev, 0);
+	return false;
 }
 
 /*
@@ -71,17 +83,9 @@ static struct sib_dev *sib_ns_dev_by_daddr(struct sib_ns *sns,
 					   struct sk_buff *skb)
 {
 	struct sib_dev *sdev;
-	union ib_gid dgid;
 
-	if (skb->protocol == htons(ETH_P_IP))
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)dgid.raw);
-	else if (skb->protocol == htons(ETH_P_IPV6))
-		memcpy(dgid.raw, &ipv6_hdr(skb)->daddr, sizeof(dgid));
-	else
-		return NULL;
 	list_for_each_entry_rcu(sdev, &sns->devs, ns_node)
-		if (sib_gid_on_dev(sdev, &dgid))
+		if (sib_daddr_on_ndev(sns->net, sdev->ndev, skb))
 			return sdev;
 	return NULL;
 }

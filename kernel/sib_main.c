@@ -115,8 +115,8 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	bool registered;
 
 	mutex_lock(&sib_dev_mutex);
-	list_del_init(&sdev->list);
 	registered = sdev->registered;
+	sdev->registered = false;
 	mutex_unlock(&sib_dev_mutex);
 
 	sib_net_dev_fini(sdev);
@@ -135,6 +135,14 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 			netdev_name(sdev->ndev));
 	sib_fault_fini(&sdev->fault);
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+	/*
+	 * Last: module unload (sib_unregister_all()) waits for every listed
+	 * device, so that no queued unregistration still runs sib's code, or
+	 * uses its sockets, sysfs root or debugfs, once the module is gone.
+	 */
+	mutex_lock(&sib_dev_mutex);
+	list_del_init(&sdev->list);
+	mutex_unlock(&sib_dev_mutex);
 }
 
 /* Reserve @ndev for a new device, refusing a netdev already bound. */
@@ -149,7 +157,7 @@ static int sib_claim_ndev(struct sib_dev *sdev)
 		pr_err("netdev %s is already used by %s\n",
 		       netdev_name(sdev->ndev),
 		       other->registered ? dev_name(&other->ib_dev.dev) :
-		       "a device being created");
+		       "a device being created or removed");
 		ret = -EEXIST;
 	} else {
 		list_add_tail(&sdev->list, &sib_dev_list);
@@ -319,8 +327,10 @@ static struct notifier_block sib_netdev_notifier = {
 /*
  * Unregister every device. Called after link ops and the notifier are gone,
  * so no device can be added; ib_unregister_device() is safe against a
- * concurrent "rdma link delete" or a queued unregistration, and returns only
- * once the device is fully gone.
+ * concurrent "rdma link delete" or a queued unregistration (it waits for
+ * it), and returns only once the device is fully gone. A device leaves
+ * the list at the very end of sib_dealloc_driver(), so an unregistration
+ * queued by the netdev notifier is waited for too.
  */
 static void sib_unregister_all(void)
 {

@@ -15,19 +15,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/device.h>
-#include <linux/slab.h>
 
 #include "sib.h"
-
-/**
- * struct sib_parent - the parent device
- * @dev:	the device; its release frees this
- * @link:	name of the link in "net" (the netdev's name at link add)
- */
-struct sib_parent {
-	struct device dev;
-	char link[IFNAMSIZ];
-};
 
 static struct device *sib_root;
 static DEFINE_IDA(sib_parent_ida);
@@ -47,60 +36,51 @@ static const struct attribute_group *sib_parent_groups[] = {
 	NULL,
 };
 
-static void sib_parent_release(struct device *dev)
-{
-	ida_free(&sib_parent_ida, dev->id);
-	kfree(container_of(dev, struct sib_parent, dev));
-}
-
 /**
  * sib_parent_add - create the parent device of @sdev's ib_device
  * @sdev: a device not yet registered
+ *
+ * The parent is made by the driver core (device_create_with_groups()), so
+ * that its release function is the core's, not sib's: a consumer may hold
+ * it after the ib_device is gone, and after the module is (ib_srp's SCSI
+ * hosts, whose parent is the ib_device's parent, are freed by a worker
+ * some time after the device is unregistered).
  *
  * On success, @sdev->ib_dev.dev.parent is set.
  */
 int sib_parent_add(struct sib_dev *sdev)
 {
-	struct sib_parent *p;
 	struct device *dev;
 	int id, ret;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
 	id = ida_alloc(&sib_parent_ida, GFP_KERNEL);
-	if (id < 0) {
-		kfree(p);
+	if (id < 0)
 		return id;
+	strscpy(sdev->parent_link, netdev_name(sdev->ndev),
+		sizeof(sdev->parent_link));
+	dev = device_create_with_groups(NULL, sib_root, MKDEV(0, 0), NULL,
+					sib_parent_groups, "sib%d", id);
+	if (IS_ERR(dev)) {
+		ida_free(&sib_parent_ida, id);
+		return PTR_ERR(dev);
 	}
-	dev = &p->dev;
-	strscpy(p->link, netdev_name(sdev->ndev), sizeof(p->link));
-	device_initialize(dev);
-	dev->id = id;
-	dev->parent = sib_root;
-	dev->groups = sib_parent_groups;
-	dev->release = sib_parent_release;
-	ret = dev_set_name(dev, "sib%d", id);
-	if (!ret)
-		ret = device_add(dev);
-	if (ret)
-		goto err;
 	ret = sysfs_add_link_to_group(&dev->kobj, "net", &sdev->ndev->dev.kobj,
-				      p->link);
+				      sdev->parent_link);
 	if (ret) {
-		device_del(dev);
-		goto err;
+		device_unregister(dev);
+		ida_free(&sib_parent_ida, id);
+		return ret;
 	}
 	sdev->parent = dev;
+	sdev->parent_id = id;
 	sdev->ib_dev.dev.parent = dev;
 	return 0;
-
-err:
-	put_device(dev);
-	return ret;
 }
 
-/* Remove the parent; the ib_device is no longer in sysfs. */
+/*
+ * Remove the parent; the ib_device is no longer in sysfs. Its number may
+ * be reused at once: its name leaves sysfs here, whoever still holds it.
+ */
 void sib_parent_del(struct sib_dev *sdev)
 {
 	struct device *dev = sdev->parent;
@@ -108,9 +88,9 @@ void sib_parent_del(struct sib_dev *sdev)
 	if (!dev)
 		return;
 	sdev->parent = NULL;
-	sysfs_remove_link_from_group(&dev->kobj, "net",
-				     container_of(dev, struct sib_parent, dev)->link);
+	sysfs_remove_link_from_group(&dev->kobj, "net", sdev->parent_link);
 	device_unregister(dev);
+	ida_free(&sib_parent_ida, sdev->parent_id);
 }
 
 int sib_sysfs_init(void)

@@ -414,8 +414,12 @@ void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 /*
  * Append @len bytes of @mr at @iova to @skb as page fragments, each
  * holding a page reference: the one-copy path. Only for MRs of pinned
- * user pages. Returns 0, or -E2BIG when the MR is of another kind or the
- * skb has no fragment slot left (the caller copies instead).
+ * user pages. The pages are the process' (an MR needs no LOCAL_WRITE to
+ * be sent from, so they may be page cache that it can only read): the
+ * skb says its fragments are shared, so that anything that would write
+ * to a packet in place copies it first, as for sendpage() and
+ * MSG_ZEROCOPY. Returns 0, or -E2BIG when the MR is of another kind or
+ * the skb has no fragment slot left (the caller copies instead).
  */
 int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 		     u32 len)
@@ -426,6 +430,7 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 		return 0;
 	if (!mr || mr->mr_kind != SIB_MR_USER)
 		return -E2BIG;
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	off = iova - mr->iova + mr->pg_off;
 	while (len) {
 		u64 idx = off >> PAGE_SHIFT;

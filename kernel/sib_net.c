@@ -448,14 +448,20 @@ MODULE_PARM_DESC(wire_frags,
  * the target memory: each byte is moved once. On the wire (RoCEv2) the
  * ICRC is computed over the fragments, and a veth peer in this kernel
  * receives them as they are: again one copy, by its responder. This works
- * for user MRs of connected QPs; any other memory, inline data and UD
+ * for user MRs of RC QPs; any other memory, inline data, UC and UD
  * packets are copied into the skb as before. Fault injection sees the same
  * packets (a duplicate is a linear copy). onecopy_pkts and wire_frag_pkts
  * count the packets built this way.
  */
 static enum sib_paymode sib_pkt_paymode(struct sib_qp *qp, u32 paylen)
 {
-	if (!paylen || qp->ib_qp.qp_type == IB_QPT_UD)
+	/*
+	 * Only RC: its WQE completes when the peer acknowledged the packet,
+	 * so the process cannot reuse the buffer while a packet still points
+	 * at it. A UC WQE completes when its last packet is built: the local
+	 * peer copies later, the wire's ICRC was computed earlier.
+	 */
+	if (!paylen || qp->ib_qp.qp_type != IB_QPT_RC)
 		return SIB_PAY_COPY;
 	if (sib_route_local(qp, &qp->av))
 		return SIB_PAY_LOCAL_FRAGS;
@@ -520,11 +526,13 @@ static int sib_pkt_frags_done(struct sib_qp *qp, struct sk_buff *skb,
  * one copy, and answers for the burst's last PSN. The PSN space, the ACK
  * requests and the window are those of the single packets. Bursts are
  * only built while no fault is injected on the device (each packet must
- * be there for the injector to act on), and never on the wire.
+ * be there for the injector to act on), never on the wire, and only for
+ * RC, whose packets may be page fragments (sib_pkt_paymode()).
  */
 bool sib_pkt_may_burst(struct sib_qp *qp)
 {
-	return !READ_ONCE(qp->sdev->fault.active) &&
+	return qp->ib_qp.qp_type == IB_QPT_RC &&
+	       !READ_ONCE(qp->sdev->fault.active) &&
 	       sib_route_local(qp, &qp->av);
 }
 

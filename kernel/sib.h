@@ -275,7 +275,7 @@ int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata);
 int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc);
 int sib_req_notify_cq(struct ib_cq *ib_cq, enum ib_cq_notify_flags flags);
 int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited);
-int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata);
+void sib_cq_clean(struct sib_cq *cq, u32 qpn);
 
 /* sib_verbs.c */
 extern const struct ib_device_ops sib_dev_ops;

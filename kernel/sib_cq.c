@@ -111,7 +111,11 @@ int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
 	 */
 	flush_workqueue(sib_async_wq);
 
-	ret = sib_queue_init(&new, roundup_pow_of_two(cqe), SIB_CQE_SIZE);
+	/*
+	 * The process learns of the new ring before the CQ moves to it: a
+	 * failure to tell it (a bad response buffer) leaves the old ring.
+	 */
+	ret = sib_cq_ring(cq, cqe, udata, &new);
 	if (ret)
 		return ret;
 
@@ -128,24 +132,7 @@ int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
 		return ret;
 	}
 	sib_queue_destroy(&old);
-	if (!udata)
-		return 0;
-	return sib_cq_expose_resized(cq, udata);
-}
-
-/* Give a user CQ's new ring to the process. */
-int sib_cq_expose_resized(struct sib_cq *cq, struct ib_udata *udata)
-{
-	struct sib_create_cq_resp resp = {};
-	struct sib_ucontext *uctx;
-	int ret;
-
-	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
-	ret = sib_queue_expose(&cq->q, &uctx->ib_uc, &resp.ring);
-	if (ret)
-		return ret;
-	return ib_copy_to_udata(udata, &resp,
-				min_t(size_t, udata->outlen, sizeof(resp)));
+	return 0;
 }
 
 static void sib_cq_overrun(struct sib_cq *cq)
@@ -266,10 +253,41 @@ int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc)
 
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && q->hdr->cons != q->kidx) {
-		sib_cqe_to_wc(sdev, sib_queue_slot(q, q->hdr->cons), &wc[n++]);
+		sib_cqe_to_wc(sdev, sib_queue_slot(q, q->hdr->cons), &wc[n]);
+		/* A destroyed QP's completion (see sib_cq_clean()): skipped. */
+		if (wc[n].qp)
+			n++;
 		/* Publish the slots before the index (ring rule). */
 		smp_store_release(&q->hdr->cons, q->hdr->cons + 1);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
+}
+
+/**
+ * sib_cq_clean - forget a destroyed kernel QP's completions
+ * @cq:		a kernel consumer's CQ
+ * @qpn:	the QP's number, already out of the QP table
+ *
+ * Every work completion names its QP (wc->qp), which a consumer may
+ * dereference. A QP destroyed without draining would leave completions
+ * that name nothing, or, once its number is reused, another QP. As
+ * hardware drivers do, its completions are removed: they are marked with
+ * QP number 0, which names no sib QP, and sib_poll_cq() skips them. The
+ * QP's engines have stopped: no more of them come.
+ */
+void sib_cq_clean(struct sib_cq *cq, u32 qpn)
+{
+	struct sib_queue *q = &cq->q;
+	struct sib_cqe *cqe;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (i = q->hdr->cons; i != q->kidx; i++) {
+		cqe = sib_queue_slot(q, i);
+		if (cqe->qp_num == qpn)
+			cqe->qp_num = 0;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
 }

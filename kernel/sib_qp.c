@@ -42,7 +42,10 @@ void sib_qp_put(struct sib_qp *qp)
 		complete(&qp->done);
 }
 
-/* For kernel CQ polling: the QP of a completion (still alive then). */
+/*
+ * For kernel CQ polling: the QP of a completion. It is alive: a destroyed
+ * kernel QP's completions are removed (sib_cq_clean()).
+ */
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn)
 {
 	struct sib_qp *qp = xa_load(&sdev->qp_xa, qpn);
@@ -100,6 +103,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 			sib_comp_local_ack(qp);
 		if (budget <= 0)
 			break;
+		/* A READ's responses go before any later input. */
+		if (qp->resp.rd.active && sib_resp_read_busy(qp))
+			break;
 		skb = sib_rxq_next(qp);
 		if (!skb)
 			break;
@@ -129,7 +135,8 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	default:
 		break;
 	}
-	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid))
+	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid) ||
+	    qp->resp.rd.active)
 		set_bit(SIB_QP_PENDING, &qp->events);
 }
 
@@ -397,8 +404,10 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	qp->max_send_sge = min_t(u32, (slot - SIB_SEND_WQE_HDR) /
 				 sizeof(struct sib_sge), SIB_MAX_SGE);
 	qp->max_inline = min_t(u32, slot - SIB_SEND_WQE_HDR, SIB_MAX_INLINE);
-	qp->sq_shadow = vzalloc(qp->sq.nslots * slot);
-	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->sq_shadow = __vmalloc(qp->sq.nslots * slot,
+				  GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe),
+			    GFP_KERNEL_ACCOUNT);
 	if (!qp->sq_shadow || !qp->swqe)
 		return -ENOMEM;
 	cap->max_send_wr = qp->sq.nslots;
@@ -552,6 +561,11 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
 	skb_queue_purge(&qp->rxq);
+	if (!sib_qp_is_user(qp)) {
+		sib_cq_clean(sib_qp_scq(qp), sib_qpn(qp));
+		if (qp->ib_qp.recv_cq != qp->ib_qp.send_cq)
+			sib_cq_clean(sib_qp_rcq(qp), sib_qpn(qp));
+	}
 	sib_net_qp_fini(qp);
 	sib_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
@@ -738,6 +752,15 @@ static void sib_qp_mark_error(struct sib_qp *qp)
 	smp_mb();
 }
 
+/* Work left to us while we held the engines (see sib_qp_unlock()). */
+static void sib_qp_left_pending(struct sib_qp *qp)
+{
+	/* Pairs with the barrier after set_bit() in sib_qp_kick(). */
+	smp_mb();
+	if (test_bit(SIB_QP_PENDING, &qp->events))
+		sib_qp_sched(qp);
+}
+
 int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
@@ -752,6 +775,13 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	if (ret)
 		return ret;
 
+	/*
+	 * The engines must not run while their state is (re)set, and the
+	 * transition is checked and made under one hold of the engines:
+	 * only the engines and modify_qp change the state, so no engine
+	 * error and no other modify_qp can come between (ERR to RTS).
+	 */
+	mutex_lock(&qp->engine);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
@@ -760,11 +790,12 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	else if (!ib_modify_qp_is_ok(qp->state, next, ib_qp->qp_type, mask))
 		ret = -EINVAL;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (ret)
+	if (ret) {
+		mutex_unlock(&qp->engine);
+		sib_qp_left_pending(qp);
 		return ret;
+	}
 
-	/* The engines must not run while their state is (re)set. */
-	mutex_lock(&qp->engine);
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
 		WRITE_ONCE(qp->state, IB_QPS_RESET);
 		sib_qp_reset(qp);
@@ -794,10 +825,7 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		sib_qp_run_sync(qp);
 		return 0;
 	}
-	/* Work left to us while we held the engines (see sib_qp_unlock()). */
-	smp_mb();
-	if (test_bit(SIB_QP_PENDING, &qp->events))
-		sib_qp_sched(qp);
+	sib_qp_left_pending(qp);
 	return 0;
 }
 

@@ -174,6 +174,26 @@ struct sib_resp_res {
 };
 
 /**
+ * struct sib_resp_read - the READ (or duplicate READ) being answered
+ * @active:	responses are still to be sent: the responder takes no
+ *		other input until they are (sib_resp_read_busy())
+ * @va, @rkey, @len: what the request asked for
+ * @off:	bytes answered so far
+ * @psn:	PSN of the next response
+ */
+struct sib_resp_read {
+	bool active;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u32 off;
+	u32 psn;
+};
+
+/* READ responses one pass sends at most, in PSNs (sib_resp.c). */
+#define SIB_READ_SLICE		256
+
+/**
  * struct sib_resp - responder state (engine-private)
  * @psn:	next expected request PSN
  * @msn:	message sequence number: requests completed
@@ -185,6 +205,7 @@ struct sib_resp_res {
  * @rkey, @va, @resid: RDMA WRITE in progress: target key, next address,
  *		bytes left of the RETH's length; @write_len: the RETH's length
  * @res, @res_next: READ/atomic resources (max_dest_rd_atomic entries)
+ * @rd:		the READ whose responses are being sent
  * @starved:	the last credits told to the requester were zero (or an
  *		RNR NAK): the next receive posted sends a credit update
  */
@@ -203,6 +224,7 @@ struct sib_resp {
 	u32 write_len;
 	struct sib_resp_res res[SIB_MAX_RD_ATOMIC];
 	u32 res_next;
+	struct sib_resp_read rd;
 	bool starved;
 };
 
@@ -541,6 +563,7 @@ int sib_ring_put_rwqe(struct sib_queue *q, u32 max_sge,
 void sib_requester(struct sib_qp *qp);
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
 void sib_resp_credit_update(struct sib_qp *qp);
+bool sib_resp_read_busy(struct sib_qp *qp);
 bool sib_rq_posted(struct sib_qp *qp);
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_comp_local_ack(struct sib_qp *qp);

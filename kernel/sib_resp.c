@@ -484,34 +484,102 @@ static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
 	return res;
 }
 
-/* Send the read responses for [@off, len) of @res, from PSN @psn on. */
-static void sib_resp_read_reply(struct sib_qp *qp, struct sib_resp_res *res,
-				struct sib_mr *mr, u64 mr_va, u32 off, u32 psn)
+/*
+ * Send the next READ responses of qp->resp.rd, at most SIB_READ_SLICE
+ * PSNs of them: a READ of 16 MiB is 65536 packets at MTU 256, and no
+ * pass may run that long. The pass that finds the READ unfinished leaves
+ * its other input for later (sib_resp_read_busy()); the next pass goes
+ * on here. The key is looked up again for each slice, so no MR
+ * reference is held between passes (a stalled READ must not block
+ * dereg_mr); if it no longer resolves, the rest is not sent, and the
+ * requester's retry gets the NAK.
+ */
+static void sib_resp_read_slice(struct sib_qp *qp)
 {
-	bool burst = mr && mr->mr_kind == SIB_MR_USER && sib_pkt_may_burst(qp);
-	u32 len = res->len;
+	struct sib_resp_read *rd = &qp->resp.rd;
+	bool burst = sib_pkt_may_burst(qp);
+	u32 left = SIB_READ_SLICE, start = rd->off;
+	struct sib_mr *mr = NULL;
 	struct sk_buff *skb;
+	u64 mr_va = 0;
 
+	if (rd->len > rd->off) {
+		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rd->rkey,
+				rd->va + rd->off, rd->len - rd->off,
+				SIB_ACC_REMOTE_READ, &mr_va);
+		if (IS_ERR(mr)) {
+			rd->active = false;
+			return;
+		}
+		burst = burst && mr->mr_kind == SIB_MR_USER;
+	}
 	do {
-		u32 npkts = burst ? sib_burst_pkts(len - off, qp->mtu) : 1;
-		u32 seg = min(npkts * qp->mtu, len - off);
-		bool first = off == 0, last = off + seg == len;
+		u32 npkts = burst ? sib_burst_pkts(rd->len - rd->off, qp->mtu) : 1;
+		u32 seg = min(npkts * qp->mtu, rd->len - rd->off);
+		bool first = rd->off == 0, last = rd->off + seg == rd->len;
 		u8 op = first && last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
 			first ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
 			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
 			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 
-		skb = sib_pkt_alloc_mr(qp, op, seg, npkts, psn, mr,
-				       mr_va + off);
-		if (!skb)
-			return;	/* the requester retries the READ */
+		skb = sib_pkt_alloc_mr(qp, op, seg, npkts, rd->psn, mr,
+				       mr_va + (rd->off - start));
+		if (!skb) {
+			rd->active = false;	/* the requester retries */
+			break;
+		}
 		if (sib_pkt(skb)->flags & SIB_OP_AETH)
 			((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
 				sib_aeth_val(qp, sib_ack_syndrome(qp));
 		sib_pkt_send(qp, skb);
-		off += seg;
-		psn = sib_psn_add(psn, npkts);
-	} while (off < len);
+		rd->off += seg;
+		rd->psn = sib_psn_add(rd->psn, npkts);
+		left -= min(left, npkts);
+	} while (rd->off < rd->len && left);
+	if (rd->off >= rd->len)
+		rd->active = false;
+	if (mr)
+		sib_mr_put(mr);
+}
+
+/*
+ * Answer a READ: @va, @rkey and @len as the request asks (a duplicate may
+ * ask for the rest only), from PSN @psn on.
+ */
+static void sib_resp_read_reply(struct sib_qp *qp, u64 va, u32 rkey, u32 len,
+				u32 psn)
+{
+	struct sib_resp_read *rd = &qp->resp.rd;
+
+	rd->va = va;
+	rd->rkey = rkey;
+	rd->len = len;
+	rd->off = 0;
+	rd->psn = psn;
+	rd->active = true;
+	sib_resp_read_slice(qp);
+}
+
+/*
+ * A READ's responses are still being sent: the next pass sends more
+ * before it takes any other input. True while that is so.
+ */
+bool sib_resp_read_busy(struct sib_qp *qp)
+{
+	struct sib_resp_read *rd = &qp->resp.rd;
+	enum ib_qp_state state;
+
+	lockdep_assert_held(&qp->engine);
+	if (!rd->active)
+		return false;
+	state = sib_qp_state(qp);
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
+	    state != IB_QPS_SQE && state != IB_QPS_RTR) {
+		rd->active = false;
+		return false;
+	}
+	sib_resp_read_slice(qp);
+	return rd->active;
 }
 
 static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
@@ -519,18 +587,25 @@ static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_resp_res *res;
-	struct sib_mr *mr = NULL;
+	struct sib_mr *mr;
 	u32 len = be32_to_cpu(reth->len);
 	u64 mr_va = 0;
 
+	/* C9-94, and the message size the port advertises. */
+	if (len > SIB_MAX_MSG_SZ) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		return -EINVAL;
+	}
 	if (len) {
 		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 				be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
 				len, SIB_ACC_REMOTE_READ, &mr_va);
 		if (IS_ERR(mr)) {
-			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR,
+				     SIB_RESP_FATAL);
 			return PTR_ERR(mr);
 		}
+		sib_mr_put(mr);
 	}
 	res = sib_res_new(qp);
 	res->opcode = pkt->opcode;
@@ -541,10 +616,8 @@ static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
 	res->last_psn = sib_psn_add(pkt->psn,
 				    max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu)) - 1);
 	qp->resp.msn++;
-	sib_resp_read_reply(qp, res, mr, mr_va, 0, pkt->psn);
-	if (mr)
-		sib_mr_put(mr);
 	qp->resp.psn = sib_psn_add(res->last_psn, 1);
+	sib_resp_read_reply(qp, res->va, res->rkey, len, pkt->psn);
 	return 1;	/* PSN already advanced */
 }
 
@@ -704,27 +777,16 @@ static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
 {
 	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
 	struct sib_pkt *pkt = sib_pkt(skb);
-	struct sib_resp_res again = *res;
-	struct sib_mr *mr = NULL;
+	u32 len = be32_to_cpu(reth->len);
 	u32 npkts;
-	u64 mr_va = 0;
 
-	again.va = be64_to_cpu(reth->va);
-	again.rkey = be32_to_cpu(reth->rkey);
-	again.len = be32_to_cpu(reth->len);
-	npkts = max_t(u32, 1, DIV_ROUND_UP(again.len, qp->mtu));
+	if (len > res->len)
+		return;		/* not a part of that READ: ignore */
+	npkts = max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
 	if (sib_psn_cmp(sib_psn_add(pkt->psn, npkts - 1), res->last_psn) > 0)
 		return;		/* not a part of that READ: ignore */
-	if (again.len) {
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-				again.rkey, again.va, again.len,
-				SIB_ACC_REMOTE_READ, &mr_va);
-		if (IS_ERR(mr))
-			return;
-	}
-	sib_resp_read_reply(qp, &again, mr, mr_va, 0, pkt->psn);
-	if (mr)
-		sib_mr_put(mr);
+	sib_resp_read_reply(qp, be64_to_cpu(reth->va), be32_to_cpu(reth->rkey),
+			    len, pkt->psn);
 }
 
 /* ---- checks and dispatch ------------------------------------------------------- */

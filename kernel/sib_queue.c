@@ -26,7 +26,8 @@ int sib_queue_init(struct sib_queue *q, u32 nslots, u32 slot_size)
 	if (!is_power_of_2(nslots) || !is_power_of_2(slot_size))
 		return -EINVAL;
 	size = PAGE_ALIGN(SIB_RING_HDR_SIZE + (size_t)nslots * slot_size);
-	q->hdr = vmalloc_user(size);
+	/* Charged to the creator's memory cgroup: a ring can be 16 MiB. */
+	q->hdr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!q->hdr)
 		return -ENOMEM;
 	q->slots = (void *)q->hdr + SIB_RING_HDR_SIZE;
@@ -73,6 +74,26 @@ void sib_queue_destroy(struct sib_queue *q)
 	q->slots = NULL;
 }
 
+/*
+ * Map the ring's pages, one by one, as remap_vmalloc_range() does (which
+ * wants vmalloc_user() memory, and that cannot be charged to a memory
+ * cgroup). Each mapped page holds a reference of its own.
+ */
+static int sib_map_pages(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long addr;
+	int ret;
+
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
+		ret = vm_insert_page(vma, addr, vmalloc_to_page(buf));
+		if (ret)
+			return ret;
+		buf += PAGE_SIZE;
+	}
+	return 0;
+}
+
 int sib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *re;
@@ -86,7 +107,7 @@ int sib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	if (vma->vm_end - vma->vm_start > re->npages << PAGE_SHIFT)
 		ret = -EINVAL;
 	else
-		ret = remap_vmalloc_range(vma, e->buf, 0);
+		ret = sib_map_pages(vma, e->buf);
 	rdma_user_mmap_entry_put(re);
 	return ret;
 }

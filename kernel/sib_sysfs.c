@@ -6,8 +6,8 @@
  * finds a device's netdev, and from it the IP address its rdma_cm tests
  * use, that way.
  *
- * The parent is /sys/devices/sib/sibN (N a number, since ib_devices can
- * be renamed); its "net" directory holds one symbolic link, named after
+ * The parent is /sys/devices/sibN (N a number, since ib_devices can be
+ * renamed); its "net" directory holds one symbolic link, named after
  * the netdev, to the netdev's device. Created before the ib_device is
  * registered, removed after it is unregistered (sib_dealloc_driver()).
  * The link keeps the name the netdev had at link add.
@@ -18,7 +18,6 @@
 
 #include "sib.h"
 
-static struct device *sib_root;
 static DEFINE_IDA(sib_parent_ida);
 
 /* An empty attribute list: the group exists for its directory. */
@@ -31,17 +30,12 @@ static const struct attribute_group sib_net_group = {
 	.attrs = sib_net_attrs,
 };
 
-static const struct attribute_group *sib_parent_groups[] = {
-	&sib_net_group,
-	NULL,
-};
-
 /**
  * sib_parent_add - create the parent device of @sdev's ib_device
  * @sdev: a device not yet registered
  *
- * The parent is made by the driver core (device_create_with_groups()), so
- * that its release function is the core's, not sib's: a consumer may hold
+ * The parent is a root device (root_device_register()), so that its
+ * release function is the driver core's, not sib's: a consumer may hold
  * it after the ib_device is gone, and after the module is (ib_srp's SCSI
  * hosts, whose parent is the ib_device's parent, are freed by a worker
  * some time after the device is unregistered).
@@ -50,6 +44,7 @@ static const struct attribute_group *sib_parent_groups[] = {
  */
 int sib_parent_add(struct sib_dev *sdev)
 {
+	char name[16];
 	struct device *dev;
 	int id, ret;
 
@@ -58,16 +53,22 @@ int sib_parent_add(struct sib_dev *sdev)
 		return id;
 	strscpy(sdev->parent_link, netdev_name(sdev->ndev),
 		sizeof(sdev->parent_link));
-	dev = device_create_with_groups(NULL, sib_root, MKDEV(0, 0), NULL,
-					sib_parent_groups, "sib%d", id);
+	snprintf(name, sizeof(name), "sib%d", id);
+	dev = root_device_register(name);
 	if (IS_ERR(dev)) {
 		ida_free(&sib_parent_ida, id);
 		return PTR_ERR(dev);
 	}
-	ret = sysfs_add_link_to_group(&dev->kobj, "net", &sdev->ndev->dev.kobj,
-				      sdev->parent_link);
+	ret = sysfs_create_group(&dev->kobj, &sib_net_group);
+	if (!ret) {
+		ret = sysfs_add_link_to_group(&dev->kobj, "net",
+					      &sdev->ndev->dev.kobj,
+					      sdev->parent_link);
+		if (ret)
+			sysfs_remove_group(&dev->kobj, &sib_net_group);
+	}
 	if (ret) {
-		device_unregister(dev);
+		root_device_unregister(dev);
 		ida_free(&sib_parent_ida, id);
 		return ret;
 	}
@@ -89,17 +90,18 @@ void sib_parent_del(struct sib_dev *sdev)
 		return;
 	sdev->parent = NULL;
 	sysfs_remove_link_from_group(&dev->kobj, "net", sdev->parent_link);
-	device_unregister(dev);
+	sysfs_remove_group(&dev->kobj, &sib_net_group);
+	root_device_unregister(dev);
 	ida_free(&sib_parent_ida, sdev->parent_id);
 }
 
 int sib_sysfs_init(void)
 {
-	sib_root = root_device_register("sib");
-	return PTR_ERR_OR_ZERO(sib_root);
+	return 0;
 }
 
+/* Every device is gone: their parents are unregistered. */
 void sib_sysfs_exit(void)
 {
-	root_device_unregister(sib_root);
+	ida_destroy(&sib_parent_ida);
 }

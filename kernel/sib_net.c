@@ -50,19 +50,32 @@
  */
 static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
 
-/*
- * Park @qp (and the reference the caller holds) on @d, unless @d is full;
- * a QP parked already keeps one entry. Returns whether it was parked.
+/**
+ * sib_defer_add - park @qp on @d, to run once its owner holds no engine
+ * @d:	the defer of the engines' run in progress (see sib_qp_drive())
+ * @qp:	the QP, with a reference that @d takes over
+ *
+ * A QP parked already and not yet taken keeps its one entry (the extra
+ * reference is dropped). Entries already taken (before @d->head) make
+ * room when @d is full.
+ *
+ * Return: true if @qp is parked; false if @d is full (the caller keeps
+ * its reference).
  */
-static bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
+bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
 {
 	unsigned int i;
 
-	for (i = 0; i < d->n; i++) {
+	for (i = d->head; i < d->n; i++) {
 		if (d->qp[i] == qp) {
 			sib_qp_put(qp);
 			return true;
 		}
+	}
+	if (d->n >= SIB_DEFER_MAX && d->head) {
+		d->n -= d->head;
+		memmove(d->qp, d->qp + d->head, d->n * sizeof(d->qp[0]));
+		d->head = 0;
 	}
 	if (d->n >= SIB_DEFER_MAX)
 		return false;
@@ -90,11 +103,12 @@ static void sib_defer_sched(struct sib_rx_defer *d)
 {
 	unsigned int i;
 
-	for (i = 0; i < d->n; i++) {
+	for (i = d->head; i < d->n; i++) {
 		sib_qp_sched(d->qp[i]);
 		sib_qp_put(d->qp[i]);
 	}
 	d->n = 0;
+	d->head = 0;
 }
 
 /* Receive path (softirq): run @qp's engines soon; consumes the reference. */
@@ -455,6 +469,7 @@ MODULE_PARM_DESC(wire_frags,
  */
 static enum sib_paymode sib_pkt_paymode(struct sib_qp *qp, u32 paylen)
 {
+	lockdep_assert_held(&qp->engine);
 	/*
 	 * Only RC: its WQE completes when the peer acknowledged the packet,
 	 * so the process cannot reuse the buffer while a packet still points
@@ -584,6 +599,7 @@ struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
 	struct sk_buff *skb;
 	int ret = -E2BIG;
 
+	lockdep_assert_held(&qp->engine);
 	if (!(s->wr->send_flags & IB_SEND_INLINE))
 		mode = sib_pkt_paymode(qp, paylen);
 	if (npkts > 1 && mode != SIB_PAY_LOCAL_FRAGS)
@@ -646,6 +662,7 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 	enum sib_paymode mode = sib_pkt_paymode(qp, paylen);
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->engine);
 	if (mode != SIB_PAY_COPY && mr->mr_kind == SIB_MR_USER) {
 		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, false, mode);
 		if (!skb)
@@ -859,6 +876,7 @@ static int sib_xmit_prep(struct sib_qp *qp, struct sk_buff *skb,
 	bool corrupt;
 	__le32 icrc;
 
+	lockdep_assert_held(&qp->engine);
 	rcu_read_lock();
 	/* Stable under RCU: a netns move synchronises RCU before changing it. */
 	net = dev_net(qp->sdev->ndev);
@@ -983,6 +1001,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 		return 0;
 	}
 	defer.n = 0;
+	defer.head = 0;
 	defer.ntx = 0;
 	ret = sib_tx_out(d ?: &defer, &skb, 1) ? -ENOBUFS : 0;
 	sib_defer_sched(&defer);

@@ -88,12 +88,28 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 	return skb_dequeue(&qp->rxq);
 }
 
+/*
+ * A READ is still being answered: go on after the QPs this pass
+ * delivered to (the requester, on the local path, whose input queue the
+ * responses fill), not before them: park this QP behind them.
+ */
+static void sib_qp_yield(struct sib_qp *qp)
+{
+	if (!refcount_inc_not_zero(&qp->ref))
+		return;		/* being destroyed */
+	if (!sib_defer_add(qp->kick_defer, qp)) {
+		sib_qp_sched(qp);
+		sib_qp_put(qp);
+	}
+}
+
 /* One pass of the engines. Called with qp->engine held. */
 static void __sib_qp_pass(struct sib_qp *qp)
 {
 	struct sk_buff *skb;
 	int budget = SIB_RX_BUDGET;
 
+	lockdep_assert_held(&qp->engine);
 	/*
 	 * A local burst counts for the packets it stands for. A local ACK
 	 * (struct sib_lack) goes before the packets queued after it.
@@ -135,8 +151,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	default:
 		break;
 	}
-	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid) ||
-	    qp->resp.rd.active)
+	if (qp->resp.rd.active)
+		sib_qp_yield(qp);
+	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid))
 		set_bit(SIB_QP_PENDING, &qp->events);
 }
 
@@ -250,10 +267,11 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
 #define SIB_DRAIN_RUNS	32
 
 /*
- * Run the engines of the QPs parked on @d, one after the other, never one
- * inside another: the caller holds no engine. Their passes may park more
- * QPs on @d (the peer of a ping-pong, the next QP of a chain), which this
- * loop takes too, up to SIB_DRAIN_RUNS runs; the rest go to sib_wq. A QP
+ * Run the engines of the QPs parked on @d, one after the other, in the
+ * order they were parked, never one inside another: the caller holds no
+ * engine. Their passes may park more QPs on @d (the peer of a ping-pong,
+ * the next QP of a chain, a QP that yields to its peer), which this loop
+ * takes too, up to SIB_DRAIN_RUNS runs; the rest go to sib_wq. A QP
  * whose engines someone else holds is theirs to run: they see its
  * pending bit when they unlock. Consumes the references parked on @d.
  */
@@ -262,8 +280,8 @@ static void sib_defer_drain(struct sib_rx_defer *d)
 	unsigned int runs = SIB_DRAIN_RUNS;
 	struct sib_qp *qp;
 
-	while (d->n) {
-		qp = d->qp[--d->n];
+	while (d->head < d->n) {
+		qp = d->qp[d->head++];
 		set_bit(SIB_QP_PENDING, &qp->events);
 		/* Pairs with the barrier in sib_qp_unlock(). */
 		smp_mb__after_atomic();
@@ -278,6 +296,8 @@ static void sib_defer_drain(struct sib_rx_defer *d)
 		}
 		sib_qp_put(qp);
 	}
+	d->head = 0;
+	d->n = 0;
 }
 
 /*
@@ -288,7 +308,7 @@ static void sib_defer_drain(struct sib_rx_defer *d)
  */
 static void sib_qp_drive(struct sib_qp *qp)
 {
-	struct sib_rx_defer d = { .n = 0, .ntx = 0 };
+	struct sib_rx_defer d = { .n = 0, .head = 0, .ntx = 0 };
 
 	sib_qp_run(qp, &d);
 	sib_qp_unlock(qp, &d);
@@ -638,6 +658,7 @@ static void sib_qp_set_attr(struct sib_qp *qp, struct ib_qp_attr *attr,
 {
 	struct ib_qp_attr *a = &qp->attr;
 
+	lockdep_assert_held(&qp->state_lock);
 	if (mask & IB_QP_ACCESS_FLAGS)
 		a->qp_access_flags = attr->qp_access_flags;
 	if (mask & IB_QP_PKEY_INDEX)
@@ -744,6 +765,7 @@ static void sib_qp_reset(struct sib_qp *qp)
  */
 static void sib_qp_mark_error(struct sib_qp *qp)
 {
+	lockdep_assert_held(&qp->state_lock);
 	WRITE_ONCE(qp->sq.hdr->flags, qp->sq.hdr->flags | SIB_RING_F_QP_ERR);
 	if (qp->rq.hdr)
 		WRITE_ONCE(qp->rq.hdr->flags,
@@ -1154,6 +1176,7 @@ static void sib_flush_rq(struct sib_qp *qp)
 
 void sib_qp_flush(struct sib_qp *qp)
 {
+	lockdep_assert_held(&qp->engine);
 	sib_flush_sq(qp);
 	sib_flush_rq(qp);
 }

@@ -177,7 +177,9 @@ struct sib_resp_res {
  * struct sib_resp_read - the READ (or duplicate READ) being answered
  * @active:	responses are still to be sent: the responder takes no
  *		other input until they are (sib_resp_read_busy())
- * @va, @rkey, @len: what the request asked for
+ * @va:		the READ's address, as the request asked
+ * @rkey:	its key
+ * @len:	its length
  * @off:	bytes answered so far
  * @psn:	PSN of the next response
  */
@@ -280,6 +282,7 @@ struct sib_lack {
 /**
  * struct sib_rx_defer - what waits for the end of a transmission or a pass
  * @n:		entries of @qp used
+ * @head:	entries of @qp already taken (run), in the order parked
  * @qp:		QPs to kick, each with a reference
  * @ntx:	entries of @tx used
  * @tx:		RoCEv2 packets of the pass, ready to go (headers and ICRC
@@ -299,6 +302,7 @@ struct sib_lack {
  */
 struct sib_rx_defer {
 	unsigned int n;
+	unsigned int head;
 	struct sib_qp *qp[SIB_DEFER_MAX];
 	unsigned int ntx;
 	struct sk_buff *tx[SIB_TX_BATCH_MAX];
@@ -306,6 +310,7 @@ struct sib_rx_defer {
 };
 
 void sib_defer_tx(struct sib_rx_defer *d);
+bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp);
 
 /**
  * struct sib_qp - queue pair

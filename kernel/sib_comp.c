@@ -529,6 +529,7 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_aeth *aeth;
 
+	lockdep_assert_held(&qp->engine);
 	if (!(pkt->flags & SIB_OP_RC) || !sib_comp_accepts(qp, pkt->psn))
 		goto out;
 	if (pkt->flags & SIB_OP_ACK) {
@@ -552,6 +553,7 @@ void sib_comp_local_ack(struct sib_qp *qp)
 	u32 psn, smsn;
 	bool valid;
 
+	lockdep_assert_held(&qp->engine);
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	valid = qp->lack.valid;
 	psn = qp->lack.psn;

@@ -143,6 +143,7 @@ static void sib_cq_overrun(struct sib_cq *cq)
 		.event = IB_EVENT_CQ_ERR,
 	};
 
+	lockdep_assert_held(&cq->lock);
 	cq->error = true;
 	WRITE_ONCE(cq->q.hdr->flags, cq->q.hdr->flags | SIB_RING_F_CQ_ERR);
 	if (cq->ib_cq.event_handler)

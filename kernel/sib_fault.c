@@ -46,6 +46,7 @@ static u32 sib_fault_class(struct sk_buff *skb)
 /* True with probability @ppm / 10^6; called under f->lock. */
 static bool sib_fault_roll(struct sib_fault *f, u32 ppm)
 {
+	lockdep_assert_held(&f->lock);
 	return ppm && prandom_u32_state(&f->rnd) % 1000000 < ppm;
 }
 

@@ -58,6 +58,7 @@ err_count:
 /* Forget the MR the window is bound to. Caller holds ent->lock. */
 static void sib_mw_unbind(struct sib_mw_ent *ent)
 {
+	lockdep_assert_held(&ent->lock);
 	if (ent->mr) {
 		atomic_dec(&ent->mr->num_mw);
 		ent->mr = NULL;
@@ -91,6 +92,7 @@ static int sib_mw_bind_check(struct sib_mw_ent *ent, struct ib_pd *qp_pd,
 {
 	u32 access = wqe->wr.bind_mw.access;
 
+	lockdep_assert_held(&ent->lock);
 	if (ent->state == SIB_MEM_BUSY || ent->key != wqe->wr.bind_mw.mw_rkey)
 		return -EINVAL;
 	/*
@@ -116,6 +118,7 @@ static int sib_mw_mr_check(struct sib_mw_ent *ent, struct sib_mr *mr,
 {
 	u32 access = wqe->wr.bind_mw.access;
 
+	lockdep_assert_held(&mr->lock);
 	if (mr->state != SIB_MEM_VALID || mr->key != wqe->wr.bind_mw.mr_lkey ||
 	    mr->pd != ent->pd)
 		return -EINVAL;
@@ -140,6 +143,7 @@ static int sib_mw_attach(struct sib_mw_ent *ent, struct sib_mr *mr,
 	unsigned long flags;
 	int ret;
 
+	lockdep_assert_held(&ent->lock);
 	spin_lock_irqsave(&mr->lock, flags);
 	ret = sib_mw_mr_check(ent, mr, wqe);
 	if (!ret)

@@ -462,6 +462,7 @@ void sib_requester(struct sib_qp *qp)
 	u32 sent;
 	int ret;
 
+	lockdep_assert_held(&qp->engine);
 	while (!qp->req.rnr_wait) {
 		if (budget <= 0) {
 			more = true;

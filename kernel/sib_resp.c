@@ -145,6 +145,7 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	enum ib_qp_state state = sib_qp_state(qp);
 	u8 code;
 
+	lockdep_assert_held(&qp->engine);
 	if (!qp->resp.starved ||
 	    (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	     state != IB_QPS_SQD && state != IB_QPS_SQE))
@@ -917,6 +918,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	enum ib_qp_state state = sib_qp_state(qp);
 	int ret;
 
+	lockdep_assert_held(&qp->engine);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		goto out;

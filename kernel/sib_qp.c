@@ -88,6 +88,17 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 	return skb_dequeue(&qp->rxq);
 }
 
+/* Park @qp itself on @d, behind the QPs there; false if @d is full. */
+static bool sib_defer_self(struct sib_qp *qp, struct sib_rx_defer *d)
+{
+	if (!refcount_inc_not_zero(&qp->ref))
+		return true;	/* being destroyed: nothing to run */
+	if (sib_defer_add(d, qp))
+		return true;
+	sib_qp_put(qp);
+	return false;
+}
+
 /*
  * A READ is still being answered: go on after the QPs this pass
  * delivered to (the requester, on the local path, whose input queue the
@@ -95,12 +106,8 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
  */
 static void sib_qp_yield(struct sib_qp *qp)
 {
-	if (!refcount_inc_not_zero(&qp->ref))
-		return;		/* being destroyed */
-	if (!sib_defer_add(qp->kick_defer, qp)) {
+	if (!sib_defer_self(qp, qp->kick_defer))
 		sib_qp_sched(qp);
-		sib_qp_put(qp);
-	}
 }
 
 /* One pass of the engines. Called with qp->engine held. */
@@ -228,6 +235,9 @@ static void sib_qp_run(struct sib_qp *qp, struct sib_rx_defer *d)
 		if (READ_ONCE(qp->destroying))
 			return;
 		sib_qp_pass(qp, d);
+		/* Let the QPs it delivered to run first (sib_qp_unlock()). */
+		if (d->n > d->head)
+			break;
 	}
 }
 
@@ -257,6 +267,13 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
 			sib_qp_sched(qp);
 			return;
 		}
+		/*
+		 * QPs that the last pass delivered to wait on @d: they go
+		 * first, and this QP runs again after them, as on a wire
+		 * the peer answers between two bursts of the sender.
+		 */
+		if (d->n > d->head && sib_defer_self(qp, d))
+			return;
 		if (!mutex_trylock(&qp->engine))
 			return;
 		sib_qp_run(qp, d);
@@ -264,7 +281,7 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
 }
 
 /* Engine runs that one caller makes for the QPs parked on its defer. */
-#define SIB_DRAIN_RUNS	32
+#define SIB_DRAIN_RUNS	64
 
 /*
  * Run the engines of the QPs parked on @d, one after the other, in the

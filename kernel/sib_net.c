@@ -953,6 +953,78 @@ static unsigned int sib_tx_out(struct sib_rx_defer *park,
 	return errs;
 }
 
+static bool sib_wire_hold = true;
+module_param_named(wire_hold, sib_wire_hold, bool, 0644);
+MODULE_PARM_DESC(wire_hold,
+		 "hold RoCEv2 packets back while this CPU's receive backlog is half full (default: on)");
+
+/**
+ * sib_wire_busy - must @qp leave its next RoCEv2 packets for later?
+ * @qp: the sending QP, whose engine mutex the caller holds
+ *
+ * veth, and loopback between sib devices of one namespace, queue each
+ * packet on the transmitting CPU's receive backlog (netif_rx()), which
+ * drops what exceeds netdev_max_backlog. The receive softirq normally
+ * empties it when sib_tx_out() enables bottom halves again, but once
+ * ksoftirqd runs on this CPU, softirqs wait for it, and busy-polling
+ * processes keep it off the CPU: an engine that goes on sending then
+ * overflows the backlog, and a lossless link loses packets (each costs
+ * a retransmission, a sequence NAK or an ACK timeout). So while the
+ * backlog is half full, the requester and the READ responder stop (the
+ * rest of the pass, the ACKs included, goes on) and tx_timer runs the
+ * engines again a jiffy later, when softirqs had the CPU. Up to a
+ * batch of packets already built still goes; half the backlog is
+ * room for it.
+ *
+ * The backlogs are per CPU, so packets sent from two CPUs can overtake
+ * each other, and the engines move between CPUs (a streaming doorbell
+ * runs them on a worker, the next doorbell in the process): the peer
+ * sees a PSN gap and NAKs a sequence error, which costs a go-back-N. So
+ * the engines also wait while the backlog of the CPU that sent the
+ * QP's last packet is not empty, unless that is this CPU (as TCP
+ * changes a flow's transmit queue only when nothing of it is in flight,
+ * skb->ooo_okay). The CPU may still change before the packets go: the
+ * checks are hints, not reservations.
+ *
+ * Return: true if the caller must stop sending for now.
+ */
+bool sib_wire_busy(struct sib_qp *qp)
+{
+	unsigned int cpu = raw_smp_processor_id(), last = qp->tx_cpu;
+	struct softnet_data *sd;
+
+	lockdep_assert_held(&qp->engine);
+	if (!READ_ONCE(sib_wire_hold))
+		return false;
+	if (sib_qp_type(qp) == IB_QPT_UD ?
+	    qp->sdev->ndev->flags & IFF_LOOPBACK :
+	    sib_route_local(qp, &qp->av))
+		return false;
+	sd = per_cpu_ptr(&softnet_data, cpu);
+	if (skb_queue_len_lockless(&sd->input_pkt_queue) <
+	    READ_ONCE(netdev_max_backlog) / 2) {
+		if (last == cpu || !cpu_online(last))
+			return false;
+		sd = per_cpu_ptr(&softnet_data, last);
+		if (!skb_queue_len_lockless(&sd->input_pkt_queue) &&
+		    !skb_queue_len_lockless(&sd->process_queue))
+			return false;
+	}
+	if (!qp->tx_held)
+		sib_count(qp->sdev, SIB_CNT_WIRE_TX_HELD);
+	qp->tx_held = true;
+	if (!timer_pending(&qp->tx_timer) && !READ_ONCE(qp->destroying))
+		mod_timer(&qp->tx_timer, jiffies + 1);
+	return true;
+}
+
+void sib_tx_timer(struct timer_list *t)
+{
+	struct sib_qp *qp = from_timer(qp, t, tx_timer);
+
+	sib_qp_sched(qp);
+}
+
 static unsigned int sib_wire_batch = SIB_TX_BATCH_MAX;
 module_param_named(wire_batch, sib_wire_batch, uint, 0644);
 MODULE_PARM_DESC(wire_batch,
@@ -991,6 +1063,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	ret = sib_xmit_prep(qp, skb, av);
 	if (ret)
 		return ret;
+	qp->tx_cpu = raw_smp_processor_id();
 	if (d && batch > 1) {
 		if (d->ntx && d->tx_sdev != qp->sdev)
 			sib_tx_flush(d);

@@ -117,6 +117,7 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	int budget = SIB_RX_BUDGET;
 
 	lockdep_assert_held(&qp->engine);
+	qp->tx_held = false;
 	/*
 	 * A local burst counts for the packets it stands for. A local ACK
 	 * (struct sib_lack) goes before the packets queued after it.
@@ -158,6 +159,9 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	default:
 		break;
 	}
+	/* A READ held back waits for tx_timer, with the input behind it. */
+	if (qp->tx_held && qp->resp.rd.active)
+		return;
 	if (qp->resp.rd.active)
 		sib_qp_yield(qp);
 	if (!skb_queue_empty(&qp->rxq) || READ_ONCE(qp->lack.valid))
@@ -506,6 +510,7 @@ static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	mutex_init(&qp->engine);
 	timer_setup(&qp->rnr_timer, sib_rnr_timer, 0);
 	timer_setup(&qp->retrans_timer, sib_retrans_timer, 0);
+	timer_setup(&qp->tx_timer, sib_tx_timer, 0);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -593,10 +598,12 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	mutex_unlock(&qp->engine);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
+	del_timer_sync(&qp->tx_timer);
 	cancel_work_sync(&qp->work);
 	cancel_work_sync(&qp->async_work);
 	del_timer_sync(&qp->rnr_timer);
 	del_timer_sync(&qp->retrans_timer);
+	del_timer_sync(&qp->tx_timer);
 	skb_queue_purge(&qp->rxq);
 	if (!sib_qp_is_user(qp)) {
 		sib_cq_clean(sib_qp_scq(qp), sib_qpn(qp));

@@ -311,6 +311,7 @@ struct sib_rx_defer {
 
 void sib_defer_tx(struct sib_rx_defer *d);
 bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp);
+bool sib_wire_busy(struct sib_qp *qp);
 
 /**
  * struct sib_qp - queue pair
@@ -347,6 +348,10 @@ bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp);
  *		@retrans_due if @retrans_on, both written under @engine
  * @retrans_due: the local ACK timeout's deadline, in jiffies
  * @retrans_on:	the local ACK timeout runs
+ * @tx_timer:	runs the engines again after they held RoCEv2 packets back
+ *		(sib_wire_busy())
+ * @tx_held:	this pass held RoCEv2 packets back; under @engine
+ * @tx_cpu:	the CPU that sent the QP's last RoCEv2 packet; under @engine
  * @events:	timer expiries for the engine (SIB_QP_*_FIRED bits)
  * @destroying:	set once destroy begins; nothing re-arms work or timers
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
@@ -387,6 +392,9 @@ struct sib_qp {
 	struct timer_list retrans_timer;
 	unsigned long retrans_due;
 	bool retrans_on;
+	struct timer_list tx_timer;
+	bool tx_held;
+	unsigned int tx_cpu;
 	unsigned long events;
 	bool destroying;
 	bool sig_all;
@@ -574,6 +582,7 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_comp_local_ack(struct sib_qp *qp);
 void sib_rnr_timer(struct timer_list *t);
 void sib_retrans_timer(struct timer_list *t);
+void sib_tx_timer(struct timer_list *t);
 void sib_timer_stop(struct sib_qp *qp);
 void sib_timer_arm(struct sib_qp *qp);
 void sib_comp_run(struct sib_qp *qp);

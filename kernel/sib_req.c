@@ -437,7 +437,7 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 			return false;	/* wait for what precedes it */
 		sib_req_local(qp, s);
 	} else {
-		if (!sib_req_may_send(qp, s))
+		if (!sib_req_may_send(qp, s) || sib_wire_busy(qp))
 			return false;
 		if (sib_qp_type(qp) == IB_QPT_UD)
 			ret = sib_ud_send(qp, s);

@@ -523,6 +523,8 @@ static void sib_resp_read_slice(struct sib_qp *qp)
 			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
 			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 
+		if (sib_wire_busy(qp))
+			break;		/* the rest after tx_timer */
 		skb = sib_pkt_alloc_mr(qp, op, seg, npkts, rd->psn, mr,
 				       mr_va + (rd->off - start));
 		if (!skb) {

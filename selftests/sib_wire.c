@@ -214,6 +214,64 @@ TEST_F_TIMEOUT(wire, perftest, 600)
 	EXPECT_EQ(0, link_counter("sibB", "icrc_errors"));
 }
 
+/* ---- a lossless link loses nothing ---------------------------------------- */
+
+/*
+ * What a lossless veth must not cost: a packet the IP stack refused, an
+ * ACK timeout, a retransmission (go-back-N after a sequence NAK or a
+ * timeout). Their sum on @ibdev.
+ */
+static long long loss_sum(const char *ibdev)
+{
+	return link_counter(ibdev, "send_errors") +
+	       link_counter(ibdev, "ack_timeouts") +
+	       link_counter(ibdev, "retransmits");
+}
+
+/* The fixed workload of the lossless tests: bandwidth and latency. */
+static const char * const lossless_tools[] = {
+	"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_bw", "ib_send_lat",
+};
+
+static const char * const lossless_args[] = {
+	"-n 300 -s 65536", "-n 300 -s 65536 -o 16", "-n 300 -s 4096",
+	"-n 300 -s 4096", "-n 300 -s 4096",
+};
+
+static void lossless_log(struct __test_metadata *_metadata, const char *ibdev)
+{
+	TH_LOG("%s: send_errors %lld ack_timeouts %lld retransmits %lld seq_nak_sent %lld wire_tx_held %lld",
+	       ibdev, link_counter(ibdev, "send_errors"),
+	       link_counter(ibdev, "ack_timeouts"),
+	       link_counter(ibdev, "retransmits"),
+	       link_counter(ibdev, "seq_nak_sent"),
+	       link_counter(ibdev, "wire_tx_held"));
+}
+
+/*
+ * Busy-polling perftest on both sides of a clean veth defers the receive
+ * softirq to ksoftirqd, and a QP's engines move between CPUs: without
+ * holding back (module parameter wire_hold), the per-CPU receive backlog
+ * overflowed (send_errors) and packets sent from two CPUs overtook each
+ * other (sequence NAKs, retransmissions). Every counter stays at zero.
+ */
+TEST_F_TIMEOUT(wire, lossless, 600)
+{
+	long long a = loss_sum("sibA"), b = loss_sum("sibB");
+
+	if (!variant->v4)
+		SKIP(return, "the IPv4 variant runs it");
+	for (int i = 0; i < 5; i++) {
+		TH_LOG("%s %s", lossless_tools[i], lossless_args[i]);
+		EXPECT_EQ(0, run_tool(lossless_tools[i], "-x", self->gida,
+				      self->gidb, self->peer, lossless_args[i]));
+	}
+	lossless_log(_metadata, "sibA");
+	lossless_log(_metadata, "sibB");
+	EXPECT_EQ(a, loss_sum("sibA"));
+	EXPECT_EQ(b, loss_sum("sibB"));
+}
+
 /* Every RoCEv2 packet on the veth decodes as InfiniBand, none malformed. */
 TEST_F_TIMEOUT(wire, capture, 600)
 {
@@ -1288,6 +1346,29 @@ TEST_F_TIMEOUT(rxe, interop_faults, 900)
 	       link_counter("sibB", "retransmits"),
 	       link_counter("sibB", "duplicate_requests"),
 	       link_counter("sibB", "seq_nak_sent"));
+}
+
+/*
+ * The lossless workload against rdma_rxe, sib as server and as client:
+ * the IP stack refuses none of sib's packets. rdma_rxe 6.1 sends from
+ * tasklets on either CPU, so its packets overtake each other in the
+ * per-CPU backlogs: sib NAKs the gaps (seq_nak_sent) and goes back
+ * when a READ response or ACK comes out of order, which only the
+ * sib-to-sib test can rule out.
+ */
+TEST_F_TIMEOUT(rxe, lossless, 600)
+{
+	long long b = link_counter("sibB", "send_errors");
+
+	for (int srv = 0; srv < 2; srv++) {
+		TH_LOG("sib is the %s", srv ? "server" : "client");
+		for (int i = 0; i < 5; i++)
+			EXPECT_EQ(0, rxe_run(self->gida, self->gidb,
+					     lossless_tools[i], "-x", srv,
+					     lossless_args[i]));
+	}
+	lossless_log(_metadata, "sibB");
+	EXPECT_EQ(b, link_counter("sibB", "send_errors"));
 }
 
 /* With rdma_rxe holding UDP 4791 in init_net, link add there says so. */

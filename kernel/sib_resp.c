@@ -647,10 +647,6 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_mr *mr;
 	int ret;
 
-	if (va & 7) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return -EINVAL;
-	}
 	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
 			&mr_va);
@@ -659,10 +655,17 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 		return PTR_ERR(mr);
 	}
 	/*
-	 * The alignment that counts is that of the memory: a zero-based
-	 * window bound at an unaligned address turns an aligned offset
-	 * into an unaligned one. The MR checks the kernel address too.
+	 * The 8 bytes must be aligned (IBA 9.4.5), and the alignment that
+	 * counts is that of the memory: through a zero-based window the
+	 * packet's address is an offset, and the window may start at any
+	 * byte of the MR. So the address the key resolves to is checked,
+	 * and the MR checks the kernel address too.
 	 */
+	if (mr_va & 7) {
+		sib_mr_put(mr);
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		return -EINVAL;
+	}
 	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
 		ret = sib_mr_atomic_cmp_swp(mr, mr_va, be64_to_cpu(a->compare),
 					    be64_to_cpu(a->swap_add), &orig);

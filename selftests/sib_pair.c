@@ -173,6 +173,7 @@ int qp_to_rts(struct pair *p, int i)
 {
 	const struct pair_opts *o = &p->o;
 	struct ibv_qp *qp = p->qp[i];
+	bool rc = !o->qp_type || o->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr a;
 	int ret;
 
@@ -200,9 +201,11 @@ int qp_to_rts(struct pair *p, int i)
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.grh.sgid_index = p->gid_index;
 	ibv_query_gid(p->ctx, 1, p->gid_index, &a.ah_attr.grh.dgid);
+	/* UC has no responder resources, RNR timer, retries or timeout. */
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+			    (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER : 0));
 	if (ret) {
 		fprintf(stderr, "QP %d to RTR: %s\n", i, strerror(ret));
 		return ret;
@@ -215,9 +218,10 @@ int qp_to_rts(struct pair *p, int i)
 	a.rnr_retry = o->rnr_retry;
 	a.sq_psn = o->psn[i];
 	a.max_rd_atomic = 16;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			    (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY |
+				  IBV_QP_MAX_QP_RD_ATOMIC : 0));
 	if (ret)
 		fprintf(stderr, "QP %d to RTS: %s\n", i, strerror(ret));
 	return ret;
@@ -228,7 +232,7 @@ static int pair_create_qp(struct pair *p, int i)
 	const struct pair_opts *o = &p->o;
 	struct ibv_qp_init_attr_ex a = {};
 
-	a.qp_type = IBV_QPT_RC;
+	a.qp_type = o->qp_type ? o->qp_type : IBV_QPT_RC;
 	a.send_cq = p->scq[i];
 	a.recv_cq = p->rcq[i];
 	a.srq = o->srq[i];

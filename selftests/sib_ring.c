@@ -26,6 +26,7 @@
 #include "sib_util.h"
 #include "sib_pair_t.h"
 #include "../uapi/rdma_user_sib.h"
+#include "sib_rings.h"
 
 #define BUFSZ	(256 * 1024)
 #define MAXMAP	64
@@ -114,26 +115,6 @@ static void *slot(struct map *m, uint32_t slot_size, uint32_t nslots,
 {
 	return m->start + SIB_RING_HDR_SIZE +
 	       (size_t)(idx & (nslots - 1)) * slot_size;
-}
-
-/* The legacy POST_SEND command without WRs: sib's doorbell. */
-static int doorbell(struct ibv_qp *qp, bool recv)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_send cmd;
-	} c = { };
-	struct ib_uverbs_post_send_resp resp;
-
-	c.hdr.command = recv ? IB_USER_VERBS_CMD_POST_RECV :
-			       IB_USER_VERBS_CMD_POST_SEND;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
-	c.cmd.wqe_size = recv ? sizeof(struct ib_uverbs_recv_wr) :
-				sizeof(struct ib_uverbs_send_wr);
-	return write(qp->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : errno;
 }
 
 static void hostile_opts(struct pair_opts *o)
@@ -279,7 +260,7 @@ static void put_swqe(FIXTURE_DATA(ring) *self, const struct sib_send_wqe *w,
 		       tail_len < self->sq_slot - SIB_SEND_WQE_HDR ?
 		       tail_len : self->sq_slot - SIB_SEND_WQE_HDR);
 	__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
-	doorbell(self->h.p.qp[0], false);
+	uv_doorbell(self->h.p.qp[0], false);
 }
 
 /* Each bad WQE fails with the status the kernel's checks give. */
@@ -349,7 +330,7 @@ TEST_F(ring, sq_prod_far_ahead)
 		struct sib_ring_hdr *h = hdr(&self->h.sq0);
 
 		h->prod = h->cons + d[k];
-		EXPECT_EQ(0, doorbell(self->h.p.qp[0], false));
+		EXPECT_EQ(0, uv_doorbell(self->h.p.qp[0], false));
 		EXPECT_STATE_SOON(self->h.p.qp[0], IBV_QPS_ERR);
 		/* A valid WR on top still rings the doorbell; the kernel
 		 * keeps the QP in ERR.
@@ -471,19 +452,6 @@ TEST_F(ring, srq_corrupted)
 	device_healthy(_metadata, self);
 }
 
-static void scribble(uint8_t *p, size_t len, uint64_t *seed)
-{
-	for (size_t i = 0; i < len; i += 4) {
-		uint32_t v;
-
-		*seed ^= *seed << 13;
-		*seed ^= *seed >> 7;
-		*seed ^= *seed << 17;
-		v = *seed;
-		memcpy(p + i, &v, len - i < 4 ? len - i : 4);
-	}
-}
-
 /*
  * Random garbage over every ring of QP 0 (indices included), several seeds
  * and patterns; then doorbells and traffic from the peer. The kernel must
@@ -524,15 +492,15 @@ TEST_F_TIMEOUT(ring, random_garbage, 120)
 					hh->prod = pr;
 			}
 		}
-		doorbell(h->p.qp[0], false);
-		doorbell(h->p.qp[0], true);
+		uv_doorbell(h->p.qp[0], false);
+		uv_doorbell(h->p.qp[0], true);
 		/* The peer sends, writes and reads at QP 0. */
 		post_op(h->p.qp[1], IBV_WR_SEND, 1, &sg, 1, IBV_SEND_SIGNALED,
 			0, 0);
 		post_op(h->p.qp[1], IBV_WR_RDMA_WRITE, 2, &sg, 1,
 			IBV_SEND_SIGNALED, buf_addr(&self->r, 0),
 			self->r.mr->rkey);
-		doorbell(h->p.qp[0], false);
+		uv_doorbell(h->p.qp[0], false);
 		/* The peer's WQEs complete, one way or the other. */
 		EXPECT_LE(1, poll_n(h->p.scq[1], &wc, 1, WAIT_MS))
 			TH_LOG("seed %llu: the peer got no completion",
@@ -782,11 +750,11 @@ TEST_F_TIMEOUT(ring, kpoll_scribbled, 60)
 		__atomic_store_n(&h->kpoll, posted & 1 ? 1u : 0xffffffffu,
 				 __ATOMIC_SEQ_CST);
 		if (!(posted % 7))
-			doorbell(self->h.p.qp[0], false);
+			uv_doorbell(self->h.p.qp[0], false);
 		got += poll_n(self->h.p.scq[0], wc, 1, 0) > 0;
 	}
 	__atomic_store_n(&h->kpoll, 0, __ATOMIC_SEQ_CST);
-	doorbell(self->h.p.qp[0], false);
+	uv_doorbell(self->h.p.qp[0], false);
 	got += poll_n(self->h.p.scq[0], wc, posted - got, WAIT_MS);
 	EXPECT_EQ(posted, got);
 	device_healthy(_metadata, self);
@@ -870,7 +838,7 @@ TEST_F_TIMEOUT(ring, credit_wanted_scribbled, 60)
 	for (int i = 0; i < 200 && _metadata->passed; i++) {
 		cw_exchange(_metadata, self, 100 + i, (i % 8) * 1000, 1000);
 		if (!(i % 5))
-			doorbell(self->h.p.qp[0], true);
+			uv_doorbell(self->h.p.qp[0], true);
 	}
 	c.stop = 1;
 	pthread_join(c.t, NULL);

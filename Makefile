@@ -6,6 +6,7 @@
 #   make check        install what is needed, build, boot a VM, run every selftest
 #   make run          install what is needed, build, boot a VM and show sib0 at work
 #   make bench        build, boot a VM and measure sib against rdma_rxe (BENCH_ARGS=--quick)
+#   make fuzz         build, boot a VM and run the three fuzzers at full counts (FUZZ_ARGS)
 #   make install      install the module and the provider on this machine
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
 #
@@ -26,7 +27,7 @@ KSRC_STAMP := $(KSRC)/.stamp
 
 VM_RUN := $(TOP)/scripts/vm-run
 
-.PHONY: all module provider selftests setup check run bench install \
+.PHONY: all module provider selftests setup check run bench fuzz install \
 	checkpatch clean ksrc
 
 all: module provider selftests
@@ -70,6 +71,17 @@ run: setup
 bench: setup
 	$(MAKE) all
 	$(TOP)/scripts/bench $(BENCH_ARGS)
+
+# The wire, ring and uverbs fuzzers in one VM boot, each at its full count
+# (10^6 packets, 10^5 WQEs, 2*10^4 commands); e.g. FUZZ_ARGS="--seed 42"
+# or FUZZ_ARGS="--count 100000". A failure prints the command that repeats it.
+FUZZ_ARGS ?=
+FUZZ_TIMEOUT ?= 5400
+
+fuzz: setup
+	$(MAKE) all
+	$(VM_RUN) --no-load --pipe -t $(FUZZ_TIMEOUT) -- \
+	  $(TOP)/.build/selftests/sib_fuzz all $(FUZZ_ARGS)
 
 install: module provider
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates modules_install

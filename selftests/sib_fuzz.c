@@ -1032,6 +1032,17 @@ static void corpus_report(struct corpus *c)
 	for (unsigned int i = 0; i < sizeof(corpus_want); i++)
 		if (!c->n[corpus_want[i]])
 			say("corpus: no %s captured\n", op_name(corpus_want[i]));
+	if (!getenv("SIB_FUZZ_DEBUG"))
+		return;
+	for (int i = 0; i < c->nops; i++) {
+		uint8_t op = c->ops[i];
+
+		n = 0;
+		for (int j = 0; j < c->n[op]; j++)
+			n += snprintf(line + n, sizeof(line) - n, " %u",
+				      c->p[op][j]->len);
+		say("corpus: %s, bytes:%s\n", op_name(op), line);
+	}
 }
 
 static void corpus_free(struct corpus *c)

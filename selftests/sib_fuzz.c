@@ -12,7 +12,7 @@
  *	garbage and half-valid WQEs, scribbled indices and ring headers in
  *	SQs, RQs, SRQs and CQs, from several threads; every fuzzed QP ends
  *	in ERR and flushes what is posted then; other QPs are unharmed.
- *   sib_fuzz uverbs [--seed N] [--count N] [--link-race-lo]
+ *   sib_fuzz uverbs [--seed N] [--count N] [--no-link-race-lo]
  *	random verbs command sequences, destroy under doorbells, a uverbs
  *	file closed or its process killed mid-operation, link add/delete
  *	races, random fault-injection knobs and doorbell-file writes.
@@ -60,7 +60,7 @@ struct fopts {
 	long count;		/* -1: the default of the fuzzer */
 	int paths;		/* wire: 1 veth, 2 lo */
 	int threads;		/* ring */
-	bool link_race_lo;	/* uverbs: rdma link add/delete on lo */
+	bool no_link_race_lo;	/* uverbs: no rdma link add/delete on lo */
 	bool strict_rq_flush;	/* ring: a malformed receive must not stop a flush */
 	bool quiet;
 };
@@ -3306,7 +3306,7 @@ static int run_uverbs(const struct fopts *o)
 
 	rng_init(&r, o->seed, 1000);
 	say("uverbs: seed %llu, %ld commands%s\n", (unsigned long long)o->seed,
-	    n, o->link_race_lo ? ", link races on lo too" : "");
+	    n, o->no_link_race_lo ? ", no link races on lo" : "");
 	u.ctx = sib_lo_setup(&u.gid);
 	u.mem = aligned_alloc(4096, UP_MEM);
 	if (!u.ctx || !u.mem || !by) {
@@ -3376,7 +3376,7 @@ static int run_uverbs(const struct fopts *o)
 	race_link(&r, 10 * rounds, false, &lv);
 	say("uverbs: link races on a veth: %ld adds, %ld deletes, %ld opens, "
 	    "%ld packets\n", lv.adds, lv.dels, lv.opens, lv.pkts);
-	if (o->link_race_lo) {
+	if (!o->no_link_race_lo) {
 		race_link(&r, 10 * rounds, true, &ll);
 		say("uverbs: link races on lo: %ld adds, %ld deletes, %ld opens, "
 		    "%ld packets\n", ll.adds, ll.dels, ll.opens, ll.pkts);
@@ -3418,8 +3418,8 @@ static void print_repro(const struct fopts *o)
 			 o->paths == 1 ? "veth" : "lo");
 	if (!strcmp(o->cmd, "ring") && o->threads)
 		snprintf(extra, sizeof(extra), " --threads %d", o->threads);
-	if (!strcmp(o->cmd, "uverbs") && o->link_race_lo)
-		snprintf(extra, sizeof(extra), " --link-race-lo");
+	if (!strcmp(o->cmd, "uverbs") && o->no_link_race_lo)
+		snprintf(extra, sizeof(extra), " --no-link-race-lo");
 	if (!strcmp(o->cmd, "ring") && o->strict_rq_flush)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
 			 " --strict-rq-flush");
@@ -3472,7 +3472,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sib_fuzz wire|ring|uverbs|all [--seed N] [--count N]\n"
-		"                [--path veth|lo|both] [--threads N] [--link-race-lo]\n"
+		"                [--path veth|lo|both] [--threads N] [--no-link-race-lo]\n"
 		"                [--strict-rq-flush]\n"
 		"       sib_fuzz [-t TEST] [-l]     the short runs (kselftest harness)\n"
 		"defaults: seed from the clock (printed); count 1000000 packets,\n"
@@ -3486,7 +3486,7 @@ static int fuzz_main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "path", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'j' },
-		{ "link-race-lo", no_argument, NULL, 'L' },
+		{ "no-link-race-lo", no_argument, NULL, 'L' },
 		{ "strict-rq-flush", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -3512,7 +3512,7 @@ static int fuzz_main(int argc, char **argv)
 			o.threads = atoi(optarg);
 			break;
 		case 'L':
-			o.link_race_lo = true;
+			o.no_link_race_lo = true;
 			break;
 		case 'R':
 			o.strict_rq_flush = true;

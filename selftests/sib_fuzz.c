@@ -1032,6 +1032,23 @@ static void corpus_report(struct corpus *c)
 	for (unsigned int i = 0; i < sizeof(corpus_want); i++)
 		if (!c->n[corpus_want[i]])
 			say("corpus: no %s captured\n", op_name(corpus_want[i]));
+	/* A message of one packet carries at most the path MTU (1024). */
+	for (int i = 0; i < c->nops; i++) {
+		uint8_t op = c->ops[i], h = op_hdrs[op & 31];
+		static const uint8_t only[] = { 0x04, 0x05, 0x0a, 0x0b, 0x10,
+						0x17 };
+		int hl = 12 + (h & H_RETH ? 16 : 0) + (h & H_AETH ? 4 : 0) +
+			 (h & (H_IMM | H_IETH) ? 4 : 0) +
+			 (op >> 5 == 3 ? 8 : 0);
+
+		if (op >> 5 > 3 || !memchr(only, op & 31, sizeof(only)))
+			continue;
+		for (int j = 0; j < c->n[op]; j++)
+			if (c->p[op][j]->len - hl > 1024 + 3)
+				say("corpus: WARNING: %s with %d bytes of payload, "
+				    "above the path MTU 1024: sent by sib\n",
+				    op_name(op), c->p[op][j]->len - hl);
+	}
 	if (!getenv("SIB_FUZZ_DEBUG"))
 		return;
 	for (int i = 0; i < c->nops; i++) {
@@ -2474,6 +2491,16 @@ out:
 
 /* ---- the uverbs and doorbell fuzzer ------------------------------------------ */
 
+/*
+ * The fault knobs get random values on a device of their own, sibfK on
+ * a dummy netdev, whose QPs run traffic meanwhile (not checked: the
+ * knobs may drop everything): sib0's bystanders must stay intact.
+ */
+#define DEV_K	"sibfK"
+#define IF_K	"sibfzk"
+#define IP_K	"198.20.0.1"
+
+
 #define UP_PD	4
 #define UP_CQ	6
 #define UP_QP	8
@@ -2673,6 +2700,23 @@ static int ucmd(struct upool *u, struct rng *r, bool *ok)
 		s = SLOT_USED(r, u->qp);
 		if (s < 0)
 			break;
+		if (pct(r, 25)) {
+			/* All the way to RTS, at a pool QP or itself. */
+			struct ep e = { .ctx = u->ctx, .qp = u->qp[s],
+					.gid = u->gid,
+					.type = u->qp[s]->qp_type };
+			struct ep peer = e;
+
+			t = SLOT_USED(r, u->qp);
+			if (t >= 0 && u->qp[t]->qp_type == e.type)
+				peer.qp = u->qp[t];
+			qp_modify_state(e.qp, IBV_QPS_RESET);
+			ret = ep_connect(&e, &peer, rnd(r) & 0xffffff,
+					 rnd(r) & 0xffffff);
+			if (e.ah)
+				ibv_destroy_ah(e.ah);
+			break;
+		}
 		a.qp_state = rn(r, 7);
 		if (pct(r, 60)) {
 			/* What the transition usually needs. */
@@ -2959,7 +3003,7 @@ static int ucmd(struct upool *u, struct rng *r, bool *ok)
 		break;
 	}
 	default:
-		knob_write(r, SIB_DEV);
+		knob_write(r, DEV_K);
 		ret = 0;
 		break;
 	}
@@ -3278,6 +3322,53 @@ static void race_link(struct rng *r, int n, bool lo, struct linkrace *l)
 	shq("ip netns del " NS_R "; ip netns del " NS_S);
 }
 
+static struct wpath *knob_dev_open(uint64_t seed)
+{
+	struct wpath *k = calloc(1, sizeof(*k));
+
+	shq("ip link del " IF_K);
+	if (!k || sh("ip link add " IF_K " type dummy && "
+		     "ip addr add " IP_K "/24 dev " IF_K " && "
+		     "ip link set " IF_K " up") ||
+	    nl_newlink(DEV_K, "sib", IF_K)) {
+		free(k);
+		return NULL;
+	}
+	k->name = "knobs";
+	k->by_failed = true;		/* targets only: nothing checked */
+	pthread_mutex_init(&k->mu, NULL);
+	rng_init(&k->r, seed, 11);
+	k->tctx = k->pctx = pair_open_dev(DEV_K);
+	k->tgid = k->pgid = k->tctx ? wait_gid_index(DEV_K, IP_K) : -1;
+	k->tpd = k->tgid >= 0 ? ibv_alloc_pd(k->tctx) : NULL;
+	k->ppd = k->tpd;
+	if (!k->tpd) {
+		free(k);
+		return NULL;
+	}
+	for (int t = 0; t < NT; t++)
+		target_build(k, t);
+	pthread_create(&k->t, NULL, traffic_thread, k);
+	return k;
+}
+
+static void knob_dev_close(struct wpath *k)
+{
+	if (!k)
+		return;
+	knobs_reset(DEV_K);
+	k->stop = true;
+	pthread_join(k->t, NULL);
+	say("uverbs: %s under random fault knobs: %ld traffic rounds, %ld "
+	    "completions ok, %ld QPs rebuilt\n", DEV_K, k->tg_rounds,
+	    k->tg_ok, k->rebuilds);
+	k->ppd = NULL;
+	wpath_close(k);
+	free(k);
+	nl_dellink(DEV_K);
+	shq("ip link del " IF_K);
+}
+
 /* With SIB_FUZZ_DEBUG set: the device's object counts, on one line. */
 static void objects_note(const char *when)
 {
@@ -3298,6 +3389,7 @@ static int run_uverbs(const struct fopts *o)
 	struct upool u = { .dbfd = -1 };
 	struct wpath *by = calloc(1, sizeof(*by));
 	struct linkrace lv, ll = { 0 };
+	struct wpath *kdev = NULL;
 	struct cnts c0, c1;
 	char base[4096] = "";
 	double t0 = now_s();
@@ -3330,6 +3422,11 @@ static int run_uverbs(const struct fopts *o)
 		fail("uverbs: bystander setup failed");
 		goto out;
 	}
+	kdev = knob_dev_open(o->seed);
+	if (!kdev) {
+		fail("uverbs: no " DEV_K " for the fault knobs");
+		goto out;
+	}
 	cnt_read(SIB_DEV, &c0);
 	pthread_create(&by->t, NULL, traffic_thread, by);
 	for (long i = 0; i < n; i++) {
@@ -3347,7 +3444,7 @@ static int run_uverbs(const struct fopts *o)
 		if (i % 500 == 250)
 			race_destroy(&u, &r, 4);
 	}
-	knobs_reset(SIB_DEV);
+	knobs_reset(DEV_K);
 	objects_note("after the commands");
 	upool_free(&u);
 	objects_note("after freeing the pool");
@@ -3357,8 +3454,9 @@ static int run_uverbs(const struct fopts *o)
 	objects_note("after the killed processes");
 	sleep(1);
 	objects_note("a second later");
-	/* The children set knobs too; held packets pin their QPs. */
-	knobs_reset(SIB_DEV);
+	/* The children set knobs too. */
+	knob_dev_close(kdev);
+	kdev = NULL;
 	by->stop = true;
 	pthread_join(by->t, NULL);
 	cnt_read(SIB_DEV, &c1);
@@ -3384,6 +3482,7 @@ static int run_uverbs(const struct fopts *o)
 	if (!lv.adds)
 		fail("uverbs: no link add succeeded in the race");
 out:
+	knob_dev_close(kdev);
 	if (by) {
 		ep_close(&by->by[0]);
 		ep_close(&by->by[1]);

@@ -2206,6 +2206,8 @@ static void victim_end(struct rfuzz *f, struct victim *v, struct rng *r)
 		     strerror(errno));
 		return;
 	}
+	/* The process may have scribbled kpoll or flags: ring anyway. */
+	uv_doorbell(e->qp, false);
 	st = wait_id(f, e->scq, e->qp->qp_num, id, 3000);
 	if (st != IBV_WC_WR_FLUSH_ERR)
 		fail("ring: send WR posted to QP %#x in ERR: %s, not flushed",
@@ -2216,6 +2218,7 @@ static void victim_end(struct rfuzz *f, struct victim *v, struct rng *r)
 			     e->qp->qp_num, strerror(errno));
 			return;
 		}
+		uv_doorbell(e->qp, true);
 		st = wait_id(f, e->rcq, e->qp->qp_num, id + 1, 3000);
 		if (st != IBV_WC_WR_FLUSH_ERR)
 			fail("ring: receive posted to QP %#x in ERR: %s, not flushed",
@@ -2702,8 +2705,8 @@ static int ucmd(struct upool *u, struct rng *r, bool *ok)
 			break;
 		if (pct(r, 25)) {
 			/* All the way to RTS, at a pool QP or itself. */
-			struct ep e = { .ctx = u->ctx, .qp = u->qp[s],
-					.gid = u->gid,
+			struct ep e = { .ctx = u->ctx, .pd = u->qp[s]->pd,
+					.qp = u->qp[s], .gid = u->gid,
 					.type = u->qp[s]->qp_type };
 			struct ep peer = e;
 

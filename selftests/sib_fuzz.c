@@ -1032,7 +1032,11 @@ static void corpus_report(struct corpus *c)
 	for (unsigned int i = 0; i < sizeof(corpus_want); i++)
 		if (!c->n[corpus_want[i]])
 			say("corpus: no %s captured\n", op_name(corpus_want[i]));
-	/* A message of one packet carries at most the path MTU (1024). */
+	/*
+	 * The corpus traffic sends no one-packet message of a full path MTU
+	 * (1024) or more: such a packet is the first of a longer message
+	 * under a wrong opcode.
+	 */
 	for (int i = 0; i < c->nops; i++) {
 		uint8_t op = c->ops[i], h = op_hdrs[op & 31];
 		static const uint8_t only[] = { 0x04, 0x05, 0x0a, 0x0b, 0x10,
@@ -1044,10 +1048,10 @@ static void corpus_report(struct corpus *c)
 		if (op >> 5 > 3 || !memchr(only, op & 31, sizeof(only)))
 			continue;
 		for (int j = 0; j < c->n[op]; j++)
-			if (c->p[op][j]->len - hl > 1024 + 3)
-				say("corpus: WARNING: %s with %d bytes of payload, "
-				    "above the path MTU 1024: sent by sib\n",
-				    op_name(op), c->p[op][j]->len - hl);
+			if (c->p[op][j]->len - hl >= 1024)
+				say("corpus: WARNING: sib sent a %s with %d bytes "
+				    "of payload, the first packet of a longer "
+				    "message\n", op_name(op), c->p[op][j]->len - hl);
 	}
 	if (!getenv("SIB_FUZZ_DEBUG"))
 		return;

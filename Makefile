@@ -4,6 +4,9 @@
 #
 #   make              build the module, the provider and the selftests
 #   make check        install what is needed, build, boot a VM, run every selftest
+#   make check-debug  the same under a debug kernel (KASAN, lockdep, kmemleak, UBSAN...)
+#                     built once and cached: DEBUG_TESTS="sib_link sib_rc" for a subset,
+#                     DEBUG_FLAVOR=kcsan for KCSAN instead of KASAN
 #   make run          install what is needed, build, boot a VM and show sib0 at work
 #   make bench        build, boot a VM and measure sib against rdma_rxe (BENCH_ARGS=--quick)
 #   make fuzz         build, boot a VM and run the three fuzzers at full counts (FUZZ_ARGS)
@@ -27,7 +30,10 @@ KSRC_STAMP := $(KSRC)/.stamp
 
 VM_RUN := $(TOP)/scripts/vm-run
 
-.PHONY: all module provider selftests setup check run bench fuzz install \
+DEBUG_FLAVOR ?= kasan
+DEBUG_TESTS ?=
+
+.PHONY: all module provider selftests setup check check-debug run bench fuzz install \
 	checkpatch clean ksrc
 
 all: module provider selftests
@@ -63,6 +69,14 @@ check: setup
 	$(MAKE) all
 	$(TOP)/scripts/test-vm-run
 	$(VM_RUN) --no-load -- $(TOP)/selftests/run_tests
+
+# The debug kernel is built once per (tarball, config, recipe) and cached
+# outside the clone (scripts/debug-kernel); the module is built against it
+# in .build/debug-module-$(DEBUG_FLAVOR)/, not in kernel/.
+check-debug:
+	$(TOP)/scripts/setup --debug
+	$(MAKE) provider selftests
+	$(TOP)/scripts/check-debug --flavor $(DEBUG_FLAVOR) $(DEBUG_TESTS)
 
 run: setup
 	$(MAKE) all

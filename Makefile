@@ -10,6 +10,7 @@
 #   make run          install what is needed, build, boot a VM and show sib0 at work
 #   make bench        build, boot a VM and measure sib against rdma_rxe (BENCH_ARGS=--quick)
 #   make fuzz         build, boot a VM and run the three fuzzers at full counts (FUZZ_ARGS)
+#   make load         build, boot a VM and run the full load test (LOAD_ARGS)
 #   make install      install the module and the provider on this machine
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
 #
@@ -33,7 +34,7 @@ VM_RUN := $(TOP)/scripts/vm-run
 DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
-.PHONY: all module provider selftests setup check check-debug run bench fuzz install \
+.PHONY: all module provider selftests setup check check-debug run bench fuzz load install \
 	checkpatch clean ksrc
 
 all: module provider selftests
@@ -96,6 +97,15 @@ fuzz: setup
 	$(MAKE) all
 	$(VM_RUN) --no-load --pipe -t $(FUZZ_TIMEOUT) -- \
 	  $(TOP)/.build/selftests/sib_fuzz all $(FUZZ_ARGS)
+
+# The full load (Documentation/testing.md, "Load"): one VM boot with 3 GiB
+# for 4096 QP pairs' buffers. The 30-minute soak: LOAD_ARGS="--soak 1800".
+LOAD_ARGS ?= --sweep 1,16,256,1024,4096 --time 60 --mrs 100000
+LOAD_VM_ARGS ?= --no-load --pipe -m 3G --timeout 7200
+
+load: setup
+	$(MAKE) all
+	$(VM_RUN) $(LOAD_VM_ARGS) -- $(TOP)/.build/selftests/sib_load $(LOAD_ARGS)
 
 install: module provider
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates modules_install

@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -284,6 +285,8 @@ static void meminfo_read(struct meminfo *m, bool drop_caches)
 {
 	char buf[8192], *p;
 
+	/* Give back what the process' heap keeps of freed buffers. */
+	malloc_trim(0);
 	if (drop_caches)
 		shq("sync; echo 3 > /proc/sys/vm/drop_caches");
 	memset(m, 0, sizeof(*m));

@@ -1183,6 +1183,7 @@ static void sib_flush_rq(struct sib_qp *qp)
 		.qp_num = sib_qpn(qp),
 	};
 	struct sib_rwqe rwqe;
+	int ret;
 
 	if (qp->resp.rwqe_valid) {
 		cqe.wr_id = qp->resp.rwqe.wr_id;
@@ -1191,7 +1192,11 @@ static void sib_flush_rq(struct sib_qp *qp)
 	}
 	if (!qp->rq.hdr)
 		return;		/* an SRQ's WQEs are not the QP's to flush */
-	while (!sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, &rwqe)) {
+	/* Malformed WQEs (-EBADMSG) are flushed too; a corrupted index stops. */
+	for (;;) {
+		ret = sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, &rwqe);
+		if (ret && ret != -EBADMSG)
+			break;
 		cqe.wr_id = rwqe.wr_id;
 		if (sib_cq_post(sib_qp_rcq(qp), &cqe, false))
 			break;

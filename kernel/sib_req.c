@@ -157,7 +157,8 @@ static u8 sib_send_opcode(struct sib_qp *qp, u8 op, bool first, bool last)
 	bool imm = op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM;
 	bool wr = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
 
-	if (op == IB_WR_SEND_WITH_INV)
+	/* The IETH goes in the last packet: ONLY or LAST, after FIRST, MIDDLE. */
+	if (op == IB_WR_SEND_WITH_INV && last)
 		return base + (first ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
 			       IB_OPCODE_SEND_LAST_WITH_INVALIDATE);
 	if (first && last)

@@ -271,6 +271,9 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 		return ret;
 	}
 	if (ret) {
+		/* A malformed WQE is the QP's to complete when it flushes. */
+		if (ret == -EBADMSG)
+			qp->resp.rwqe_valid = true;
 		/* A corrupted ring: the QP's own fault, whatever the transport. */
 		if (qp->ib_qp.qp_type == IB_QPT_RC)
 			sib_resp_ack(qp, psn, SIB_AETH_NAK | SIB_NAK_REM_OP_ERR);

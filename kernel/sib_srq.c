@@ -30,8 +30,15 @@ int sib_ring_take_rwqe(struct sib_queue *q, u32 max_sge,
 	w = sib_queue_slot(q, q->kidx);
 	rwqe->wr_id = READ_ONCE(w->wr_id);
 	rwqe->num_sge = READ_ONCE(w->num_sge);
-	if (rwqe->num_sge > max_sge)
-		return -EINVAL;
+	if (rwqe->num_sge > max_sge) {
+		/*
+		 * Malformed: taken all the same, with no SGE, so that the
+		 * flush that follows completes it, and the WQEs after it.
+		 */
+		rwqe->num_sge = 0;
+		sib_queue_consume(q, 1);
+		return -EBADMSG;
+	}
 	memcpy(rwqe->sge, (const void *)(w + 1),
 	       rwqe->num_sge * sizeof(struct sib_sge));
 	sib_queue_consume(q, 1);

@@ -381,6 +381,70 @@ static int write_status(struct pair *p, struct buf *l, uint64_t raddr,
  * A type-1 window of PD 1 bound through a QP of PD 2 must fail, and the
  * window must stay unusable under any key.
  */
+/*
+ * A SEND with invalidate longer than the path MTU goes as FIRST, MIDDLE
+ * and LAST_WITH_INVALIDATE: the IETH is in the last packet only. With the
+ * fault injector active (and dropping nothing) the local path sends one
+ * packet per PSN, as the wire does. The receiver gets the whole message,
+ * with IBV_WC_WITH_INV naming the window, and the window is invalid after.
+ */
+TEST_F(trust, send_inv_multi_packet)
+{
+	const int wacc = IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_send_wr wr = { .wr_id = 0x51, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct buf src, dst, win;
+	struct ibv_sge s;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+
+	ASSERT_EQ(0, buf_new(&src, self->pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&dst, self->pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&win, self->pd, 4096, ACC_ALL));
+	fill_pattern(src.p, 4096, 23);
+	memset(dst.p, 0, 4096);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	mw = ibv_alloc_mw(self->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw);
+	ASSERT_EQ(IBV_WC_SUCCESS, bind_type2(p.qp[1], p.scq[1], mw, &win, 0,
+					     4096, wacc));
+	/* Active, injecting nothing: only the per-PSN packets matter here. */
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "drop", 0));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "dup", 0));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "reorder", 0));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "delay", 0));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "corrupt", 0));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "active", 1));
+
+	ASSERT_EQ(0, post_recv_buf(p.qp[1], 0x52, &dst, 0, 4096));
+	s = mk_sge(&src, 0, 3000);
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.invalidate_rkey = mw->rkey;
+	ASSERT_EQ(0, post_send_wr(p.qp[0], &wr));
+	ASSERT_EQ(1, poll_n(p.scq[0], &wc, 1, WAIT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("sender: %s", wcs(wc.status));
+	ASSERT_EQ(1, poll_n(p.rcq[1], &wc, 1, WAIT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("receiver: %s", wcs(wc.status));
+	EXPECT_EQ(0x52, wc.wr_id);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(mw->rkey, wc.invalidated_rkey);
+	EXPECT_SAME(dst.p, src.p, 3000, "the received message");
+	fault_knob_set(SIB_DEV, "active", 0);
+
+	/* The window no longer opens B's memory. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  write_status(&p, &src, buf_addr(&win, 0), mw->rkey));
+
+	pair_destroy(&p);
+	ibv_dealloc_mw(mw);
+	buf_free(&src);
+	buf_free(&dst);
+	buf_free(&win);
+}
+
 TEST_F(trust, mw_type1_other_pd)
 {
 	struct ibv_pd *pd2 = ibv_alloc_pd(self->ctx);

@@ -541,9 +541,10 @@ static void sib_resp_read_slice(struct sib_qp *qp)
 		rd->off += seg;
 		rd->psn = sib_psn_add(rd->psn, npkts);
 		left -= min(left, npkts);
-	} while (rd->off < rd->len && left);
-	if (rd->off >= rd->len)
-		rd->active = false;
+		/* Done once the LAST (or ONLY) went: a zero-length READ has one. */
+		if (last)
+			rd->active = false;
+	} while (rd->active && left);
 	if (mr)
 		sib_mr_put(mr);
 }

@@ -50,10 +50,13 @@
 
 /**
  * struct sib_av - where packets go: a RoCEv2 address vector
- * @dgid, @sgid: destination and source GIDs (IPv6 or IPv4-mapped)
+ * @dgid:	destination GID (IPv6 or IPv4-mapped)
+ * @sgid:	source GID (IPv6 or IPv4-mapped)
  * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
  * @dmac:	destination MAC from ib_core's resolution
- * @hop_limit, @traffic_class, @flow_label: GRH fields
+ * @hop_limit:	GRH hop limit
+ * @traffic_class: GRH traffic class
+ * @flow_label:	GRH flow label
  * @udp_sport:	UDP source port (flow entropy, stable per QP)
  *
  * A copy taken when the QP is modified (or the AH created): the GID
@@ -124,21 +127,27 @@ enum sib_counter {
  * @qp_xa:	QPs by number; the xarray's lock guards insertion and removal,
  *		lookups run under RCU and take a QP reference
  * @ah_xa:	AHs by number; lookups under RCU copy the AV
- * @num_ah, @num_cq, @num_qp, @num_srq: live objects, bounded by the SIB_MAX_* limits
+ * @num_ah:	live AHs, bounded by SIB_MAX_AH
+ * @num_cq:	live CQs, bounded by SIB_MAX_CQ
+ * @num_qp:	live QPs, bounded by SIB_MAX_QP
+ * @num_srq:	live SRQs, bounded by SIB_MAX_SRQ
  * @srq_seq:	source of SRQ numbers
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
  * @fault:	fault injection state and its debugfs knobs (sib_fault.h)
- * @mcg_list, @mcg_lock, @mcg_mutex, @num_mcg: multicast groups; see
- *		sib_mcast.c for their locking
+ * @mcg_list:	multicast groups (see sib_mcast.c for the locking)
+ * @mcg_lock:	guards the readers' side of @mcg_list
+ * @mcg_mutex:	serialises attach and detach
+ * @num_mcg:	multicast groups in @mcg_list
  * @parent:	the ib_device's parent in sysfs (sib_sysfs.c), or NULL
  * @parent_id:	its number (sibN)
  * @parent_link: name of its link in "net" (the netdev's name at link add)
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
- *		device is attached to, or NULL; @ns_node is its entry in
- *		@ns->devs. Both are written under sib_ns_mutex (sib_udp.c);
- *		the receive path walks @ns->devs under RCU.
+ *		device is attached to, or NULL; written under sib_ns_mutex
+ *		(sib_udp.c)
+ * @ns_node:	entry in @ns->devs, under sib_ns_mutex; the receive path
+ *		walks @ns->devs under RCU
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -295,7 +304,6 @@ void sib_net_dev_moved(struct sib_dev *sdev);
 /* sib_sysfs.c */
 int sib_parent_add(struct sib_dev *sdev);
 void sib_parent_del(struct sib_dev *sdev);
-int sib_sysfs_init(void);
 void sib_sysfs_exit(void);
 
 /* sib_main.c */

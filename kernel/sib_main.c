@@ -138,7 +138,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	/*
 	 * Last: module unload (sib_unregister_all()) waits for every listed
 	 * device, so that no queued unregistration still runs sib's code, or
-	 * uses its sockets, sysfs root or debugfs, once the module is gone.
+	 * uses its sockets, workqueues or debugfs, once the module is gone.
 	 */
 	mutex_lock(&sib_dev_mutex);
 	list_del_init(&sdev->list);
@@ -365,12 +365,9 @@ static int __init sib_init(void)
 		ret = -ENOMEM;
 		goto err_wq;
 	}
-	ret = sib_sysfs_init();
-	if (ret)
-		goto err_async_wq;
 	ret = sib_net_init();
 	if (ret)
-		goto err_sysfs;
+		goto err_async_wq;
 	ret = register_netdevice_notifier(&sib_netdev_notifier);
 	if (ret)
 		goto err_net;
@@ -380,8 +377,6 @@ static int __init sib_init(void)
 
 err_net:
 	sib_net_exit();
-err_sysfs:
-	sib_sysfs_exit();
 err_async_wq:
 	destroy_workqueue(sib_async_wq);
 err_wq:

@@ -1170,11 +1170,13 @@ bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
 	dst = sib_qp_get(sdev, qp->attr.dest_qp_num & SIB_QPN_MASK);
 	if (!dst)
 		return false;
-	/* As for a packet: only to the QP that @qp is connected to, and that
+	/*
+	 * As for a packet: only to the QP that @qp is connected to, and that
 	 * is connected to @qp (a refusal sends a packet, which is refused and
 	 * counted on its way).
 	 */
-	if (sib_qp_type(dst) != IB_QPT_RC || !sib_local_peer_ok(qp, &qp->av, dst) ||
+	if (sib_qp_type(dst) != IB_QPT_RC ||
+	    !sib_local_peer_ok(qp, &qp->av, dst) ||
 	    !sib_lack_put(dst, psn, smsn)) {
 		sib_qp_put(dst);
 		return false;

@@ -95,11 +95,6 @@ void sib_parent_del(struct sib_dev *sdev)
 	ida_free(&sib_parent_ida, sdev->parent_id);
 }
 
-int sib_sysfs_init(void)
-{
-	return 0;
-}
-
 /* Every device is gone: their parents are unregistered. */
 void sib_sysfs_exit(void)
 {

@@ -51,6 +51,7 @@
 #include "kselftest_harness.h"
 #include "sib_util.h"
 #include "sib_pair_t.h"
+#include "sib_rings.h"
 #include "../uapi/rdma_user_sib.h"
 
 #define ROCE_PORT	4791
@@ -1116,7 +1117,7 @@ struct scribbler {
 	int status;
 };
 
-static void *scribble(void *arg)
+static void *reuse_scribbler(void *arg)
 {
 	struct scribbler *s = arg;
 
@@ -1158,7 +1159,7 @@ static void reuse_run(struct __test_metadata *_metadata, struct reuse_ends *e,
 	for (int k = 0; k < REUSE_SLOTS; k++)
 		ASSERT_EQ(0, post_recv_buf(e->rq, k, e->r, k * REUSE_LEN,
 					   REUSE_LEN));
-	ASSERT_EQ(0, pthread_create(&s.t, NULL, scribble, &s));
+	ASSERT_EQ(0, pthread_create(&s.t, NULL, reuse_scribbler, &s));
 	for (i = 0; i < n && lost + bad < max_bad; i++) {
 		struct ibv_wc wc;
 		long end;
@@ -1940,56 +1941,6 @@ TEST_F_TIMEOUT(life, link_add_udp_race, 300)
 
 #define CHAIN		128	/* hops: QPs 0..CHAIN */
 #define CHAIN_LEN	64
-#define MAXMAP		1024
-
-struct map {
-	uint8_t *start;
-	unsigned long pgoff;
-};
-
-/* The uverbs mappings of this process. */
-static int uverbs_maps(struct map *m, int max)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && n < max) {
-		unsigned long a, b, off;
-
-		if (!strstr(line, "/dev/infiniband/uverbs"))
-			continue;
-		if (sscanf(line, "%lx-%lx %*s %lx", &a, &b, &off) != 3)
-			continue;
-		m[n].start = (uint8_t *)a;
-		m[n].pgoff = off;
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-/*
- * The SQ ring header of a QP created between the two snapshots: of the
- * new mappings (SQ, RQ), the one at the lower file offset.
- */
-static struct sib_ring_hdr *new_sq(struct map *before, int nb,
-				   struct map *after, int na)
-{
-	struct map *best = NULL;
-
-	for (int i = 0; i < na; i++) {
-		bool old = false;
-
-		for (int j = 0; j < nb; j++)
-			old |= after[i].start == before[j].start;
-		if (!old && (!best || after[i].pgoff < best->pgoff))
-			best = &after[i];
-	}
-	return best ? (struct sib_ring_hdr *)best->start : NULL;
-}
 
 /*
  * UD QPs Q_0 .. Q_128, Q_i sending to Q_i+1 on the local path. Q_1 ..
@@ -2002,7 +1953,6 @@ static struct sib_ring_hdr *new_sq(struct map *before, int nb,
  */
 TEST_F_TIMEOUT(life, engine_chain, 180)
 {
-	static struct map before[MAXMAP], after[MAXMAP];
 	struct ibv_qp *q[CHAIN + 1];
 	struct ibv_ah *ah;
 	struct sib_ring_hdr *sq[CHAIN + 1];
@@ -2036,12 +1986,12 @@ TEST_F_TIMEOUT(life, engine_chain, 180)
 		ASSERT_NE(NULL, ah);
 	} while (0);
 	for (int i = 0; i <= CHAIN; i++) {
-		int nb = uverbs_maps(before, MAXMAP), na;
+		struct uring u;
 
 		q[i] = qp_new(pd, IBV_QPT_UD, scq, rcq, 4, 1);
 		ASSERT_NE(NULL, q[i]) TH_LOG("QP %d: %s", i, strerror(errno));
-		na = uverbs_maps(after, MAXMAP);
-		sq[i] = new_sq(before, nb, after, na);
+		u = qp_sq_ring(q[i]);
+		sq[i] = uring_hdr(&u);
 		ASSERT_NE(NULL, sq[i]);
 		ASSERT_EQ(0u, sq[i]->prod);
 		ASSERT_EQ(0, qp_connect(q[i], gid, NULL, 0, 0, 0, IBV_MTU_1024,

@@ -253,10 +253,16 @@ static void lossless_log(struct __test_metadata *_metadata, const char *ibdev)
  * softirq to ksoftirqd, and a QP's engines move between CPUs: without
  * holding back (module parameter wire_hold), the per-CPU receive backlog
  * overflowed (send_errors) and packets sent from two CPUs overtook each
- * other (sequence NAKs, retransmissions). Every counter stays at zero.
+ * other (sequence NAKs, retransmissions): hundreds of each over this
+ * workload. No packet may be dropped now. The cross-CPU check is a hint
+ * (the engines may still move between the check and the send), so a
+ * retransmission or two after an ACK timeout is tolerated, no more.
  */
+#define LOSSLESS_RETRY_SLACK	2
 TEST_F_TIMEOUT(wire, lossless, 600)
 {
+	long long ea = link_counter("sibA", "send_errors");
+	long long eb = link_counter("sibB", "send_errors");
 	long long a = loss_sum("sibA"), b = loss_sum("sibB");
 
 	if (!variant->v4)
@@ -268,8 +274,10 @@ TEST_F_TIMEOUT(wire, lossless, 600)
 	}
 	lossless_log(_metadata, "sibA");
 	lossless_log(_metadata, "sibB");
-	EXPECT_EQ(a, loss_sum("sibA"));
-	EXPECT_EQ(b, loss_sum("sibB"));
+	EXPECT_EQ(ea, link_counter("sibA", "send_errors"));
+	EXPECT_EQ(eb, link_counter("sibB", "send_errors"));
+	EXPECT_GE(a + 2 * LOSSLESS_RETRY_SLACK, loss_sum("sibA"));
+	EXPECT_GE(b + 2 * LOSSLESS_RETRY_SLACK, loss_sum("sibB"));
 }
 
 /* Every RoCEv2 packet on the veth decodes as InfiniBand, none malformed. */

@@ -104,6 +104,7 @@ enum sib_counter {
 	SIB_CNT_LOCAL_ACKS,	/* local ACKs passed without a packet */
 	SIB_CNT_UC_DROPPED,	/* UC messages the responder dropped */
 	SIB_CNT_WIRE_TX_HELD,	/* passes that left RoCEv2 packets for later */
+	SIB_CNT_READ_RESTARTS,	/* READs in progress ended by a duplicate */
 	SIB_NUM_CNT
 };
 

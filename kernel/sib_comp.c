@@ -497,8 +497,20 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 			s->last_psn) > 0)
 		return;		/* duplicate, or not ours: drop */
 	sib_comp_ack_upto(qp, sib_psn_add(s->first_psn, SIB_PSN_MASK));
-	if (sib_comp_oldest(qp) != s || pkt->psn != qp->comp.psn)
-		return;		/* out of order: the timer recovers */
+	if (sib_comp_oldest(qp) != s)
+		return;
+	if (pkt->psn != qp->comp.psn) {
+		/*
+		 * A response is missing before this one. Every later one
+		 * would be dropped too, and the timer would find the gap
+		 * only after the whole READ went by: ask for the rest now,
+		 * as for a sequence NAK (once per go-back-N, see
+		 * sib_comp_retry()). An earlier PSN is a duplicate.
+		 */
+		if (sib_psn_cmp(pkt->psn, qp->comp.psn) > 0)
+			sib_comp_retry(qp, qp->comp.psn, false);
+		return;
+	}
 	if (pkt->flags & SIB_OP_READ) {
 		if (s->wr->opcode == IB_WR_RDMA_READ)
 			sib_comp_read_resp(qp, s, skb);

@@ -568,8 +568,35 @@ static void sib_resp_read_reply(struct sib_qp *qp, u64 va, u32 rkey, u32 len,
 }
 
 /*
+ * Is the next input a duplicate READ request? The requester sends one
+ * when it saw a response missing (or its timer fired), and it drops every
+ * response after the gap: the rest of the READ in progress is of no use
+ * to it, and the retried READ would wait for all of it (65536 packets
+ * for 16 MiB at MTU 256), as long as the requester's retries may not last.
+ */
+static bool sib_resp_next_is_dup_read(struct sib_qp *qp)
+{
+	const struct sib_pkt *pkt;
+	struct sk_buff *skb;
+	unsigned long flags;
+	bool dup = false;
+
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb = skb_peek(&qp->rxq);
+	if (skb) {
+		pkt = sib_pkt(skb);
+		dup = (pkt->flags & SIB_OP_REQ) && (pkt->flags & SIB_OP_READ) &&
+		      sib_psn_cmp(pkt->psn, qp->resp.psn) < 0;
+	}
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	return dup;
+}
+
+/*
  * A READ's responses are still being sent: the next pass sends more
- * before it takes any other input. True while that is so.
+ * before it takes any other input, unless that input is a duplicate READ,
+ * which ends this one and is answered next (sib_resp_read_again()). True
+ * while the READ goes on.
  */
 bool sib_resp_read_busy(struct sib_qp *qp)
 {
@@ -582,6 +609,11 @@ bool sib_resp_read_busy(struct sib_qp *qp)
 	state = sib_qp_state(qp);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
 	    state != IB_QPS_SQE && state != IB_QPS_RTR) {
+		rd->active = false;
+		return false;
+	}
+	if (sib_resp_next_is_dup_read(qp)) {
+		sib_count(qp->sdev, SIB_CNT_READ_RESTARTS);
 		rd->active = false;
 		return false;
 	}

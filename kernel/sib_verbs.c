@@ -396,6 +396,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_LOCAL_ACKS].name = "local_acks",
 	[SIB_CNT_UC_DROPPED].name = "uc_dropped_msgs",
 	[SIB_CNT_WIRE_TX_HELD].name = "wire_tx_held",
+	[SIB_CNT_READ_RESTARTS].name = "read_restarts",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

@@ -823,6 +823,63 @@ TEST_F_TIMEOUT(stress, implied_nak_once_per_retry, 60)
 }
 
 /*
+ * A 4 MiB READ at MTU 256 whose responses are lost here and there
+ * (0.5 %): the first response after a gap shows it, the requester asks
+ * for the rest at once, and the responder ends the READ in progress for
+ * that duplicate. No loss may cost a local ACK timeout, except a lost
+ * last response (nothing after it shows the gap): at most one. When a
+ * gap waited for the timer and the retried READ for the rest of the first,
+ * each loss cost a timeout at least.
+ */
+TEST_F_TIMEOUT(stress, read_gap_asks_at_once, 120)
+{
+	struct faults resp_loss = { .drop = 5000, .dir = 3, .seed = 21 };
+	const uint32_t len = 4 << 20;
+	long long tmo0, re0, rs0, inj0, tmo, re, rs, inj;
+	struct pair_opts o;
+	struct ibv_sge s;
+	struct pair p;
+	struct buf l, r;
+
+	pair_default_opts(&o);
+	o.mtu = IBV_MTU_256;
+	o.timeout = 16;		/* 268 ms */
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, len, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, len, ACC_ALL));
+	fill_pattern(r.p, len, 5);
+	memset(l.p, 0, len);
+	tmo0 = hw_counter(SIB_DEV, "ack_timeouts");
+	re0 = hw_counter(SIB_DEV, "retransmits");
+	rs0 = hw_counter(SIB_DEV, "read_restarts");
+	inj0 = fault_get(SIB_DEV, "injected_drop");
+	ASSERT_EQ(0, faults_on(SIB_DEV, &resp_loss));
+	/* READ responses and atomic ACKs only */
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 8));
+	s = mk_sge(&l, 0, len);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 1, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r, 0), r.mr->rkey));
+	expect_wc("read", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  p.qp[0]->qp_num, len, NULL);
+	faults_off(SIB_DEV);
+	ASSERT_EQ(0, fault_set(SIB_DEV, "classes", 31));
+	EXPECT_SAME(l.p, r.p, len, "read");
+	tmo = hw_counter(SIB_DEV, "ack_timeouts") - tmo0;
+	re = hw_counter(SIB_DEV, "retransmits") - re0;
+	rs = hw_counter(SIB_DEV, "read_restarts") - rs0;
+	inj = fault_get(SIB_DEV, "injected_drop") - inj0;
+	TH_LOG("%lld responses lost, %lld retransmits, %lld READs restarted, %lld ACK timeouts",
+	       inj, re, rs, tmo);
+	ASSERT_LE(3, inj) TH_LOG("too few losses for the test to mean much");
+	EXPECT_GE(1, tmo);
+	EXPECT_LE(1, re);
+	EXPECT_STATE(p.qp[0], IBV_QPS_RTS);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/*
  * After a local ACK timeout the requester sends the oldest WQE again, not
  * the whole window; the answer (an ACK with the responder's newest PSN,
  * beyond what was resent) moves it on past the rest. All ACKs are lost

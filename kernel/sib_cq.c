@@ -214,6 +214,7 @@ static void sib_cqe_to_wc(struct sib_dev *sdev, const struct sib_cqe *cqe,
 		[SIB_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
 		[SIB_WC_BIND_MW] = IB_WC_BIND_MW,
 		[SIB_WC_LOCAL_INV] = IB_WC_LOCAL_INV,
+		[SIB_WC_REG_MR] = IB_WC_REG_MR,
 	};
 
 	memset(wc, 0, sizeof(*wc));

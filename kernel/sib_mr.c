@@ -965,54 +965,66 @@ int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ib_mr, sg, sg_nents, sg_offset, sib_set_page);
 }
 
-/* The registration the staging list describes; 0 or -EINVAL. */
-static int sib_fast_reg_check(struct sib_mr *mr, u32 key, int access)
+/*
+ * The registration a REG_MR WQE asks for, against the page list that
+ * ib_map_mr_sg() wrote: 0 or -EINVAL. The page size is one that
+ * ib_sg_to_pages() may have used (4 KiB to 2 GiB), and the pages cover
+ * the region.
+ */
+static int sib_fast_reg_check(struct sib_mr *mr, const struct sib_send_wqe *w)
 {
-	u64 pgsz = mr->ib_mr.page_size;
-	u64 room;
+	u32 shift = w->wr.reg_mr.page_shift, npages = w->wr.reg_mr.npages;
+	u64 iova = w->wr.reg_mr.iova, length = w->wr.reg_mr.length;
+	u64 pgsz, first;
 
-	if (mr->mr_kind != SIB_MR_FAST || SIB_KEY_INDEX(key) != mr->mk.index)
+	if (sib_check_access(w->wr.reg_mr.access) || shift < 12 ||
+	    shift > 31 || !npages || npages > mr->fr_max ||
+	    npages > READ_ONCE(mr->fr_nmap) || !length ||
+	    length > SIB_MAX_MR_SIZE || iova + length < iova)
 		return -EINVAL;
-	if (sib_check_access(access) || !is_power_of_2(pgsz) ||
-	    pgsz < SZ_4K || !mr->fr_nmap)
-		return -EINVAL;
-	room = ((u64)mr->fr_nmap * pgsz) - (mr->ib_mr.iova & (pgsz - 1));
-	return mr->ib_mr.length <= room ? 0 : -EINVAL;
+	pgsz = 1ULL << shift;
+	first = iova & (pgsz - 1);
+	return first + length <= (u64)npages * pgsz ? 0 : -EINVAL;
 }
 
-int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd, struct ib_mr *ib_mr,
-		    u32 key, int access)
+int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
+		    const struct sib_send_wqe *w)
 {
-	struct sib_mr *mr = to_smr(ib_mr);
+	u32 key = w->wr.reg_mr.key;
+	struct sib_mkey *mk;
+	struct sib_mr *mr;
 	unsigned long flags;
-	int ret;
+	int ret = -EINVAL;
 	u32 i;
 
-	ret = sib_fast_reg_check(mr, key, access);
-	if (ret)
-		return ret;
+	rcu_read_lock();
+	mk = sib_mkey_find(&sdev->mem, key);
+	if (!mk || mk->kind != SIB_MKEY_MR)
+		goto out_rcu;
+	mr = container_of(mk, struct sib_mr, mk);
+	if (mr->mr_kind != SIB_MR_FAST || sib_fast_reg_check(mr, w))
+		goto out_rcu;
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->state != SIB_MEM_FREE || mr->pd != pd) {
-		ret = -EINVAL;
+	/* Only a free MR (new, or invalidated) may be registered. */
+	if (mr->state != SIB_MEM_FREE || mr->pd != pd)
 		goto out;
-	}
 	write_seqcount_begin(&mr->seq);
 	for (i = 0; i < mr->fr_max; i++)
-		WRITE_ONCE(mr->fr_live[i], i < mr->fr_nmap ? mr->fr_map[i] : 0);
-	WRITE_ONCE(mr->fr_shift, ilog2(mr->ib_mr.page_size));
-	mr->npages = mr->fr_nmap;
-	mr->iova = mr->ib_mr.iova;
-	mr->length = mr->ib_mr.length;
-	mr->access = access;
+		WRITE_ONCE(mr->fr_live[i], i < w->wr.reg_mr.npages ?
+			   READ_ONCE(mr->fr_map[i]) : 0);
+	WRITE_ONCE(mr->fr_shift, w->wr.reg_mr.page_shift);
+	mr->npages = w->wr.reg_mr.npages;
+	mr->iova = w->wr.reg_mr.iova;
+	mr->length = w->wr.reg_mr.length;
+	mr->access = w->wr.reg_mr.access;
 	mr->key = key;
 	mr->state = SIB_MEM_VALID;
 	write_seqcount_end(&mr->seq);
+	ret = 0;
 out:
 	spin_unlock_irqrestore(&mr->lock, flags);
-	if (!ret) {
-		ib_mr->lkey = key;
-		ib_mr->rkey = key;
-	}
+out_rcu:
+	rcu_read_unlock();
 	return ret;
 }
 

@@ -434,18 +434,20 @@ int sib_mem_invalidate(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
  * sib_mr_fast_reg() - execute a REG_MR send WQE (kernel consumers)
  * @sdev:	the device
  * @pd:		the posting QP's PD
- * @mr:		the ib_mr from the WQE, from alloc_mr(IB_MR_TYPE_MEM_REG)
- *		and mapped by ib_map_mr_sg()
- * @key:	the new key: same index, new key byte
- * @access:	IB_ACCESS_* for the registration
+ * @w:		the WQE, already copied to kernel memory: its key names the
+ *		MR (from alloc_mr(IB_MR_TYPE_MEM_REG)) by its index, and
+ *		becomes the MR's lkey and rkey; the page list is the one
+ *		ib_map_mr_sg() wrote, of which @w takes npages entries
+ *
+ * The MR must be free (new, or invalidated) and of @pd.
  *
  * Context: any, no sleeping.
- * Return: 0, or -EINVAL for a wrong MR, PD, key index or access, or an
- * MR not in the free state; complete the WQE in error then (rxe uses
- * IB_WC_LOC_QP_OP_ERR for REG_MR and LOCAL_INV failures).
+ * Return: 0, or -EINVAL for a wrong MR, PD, access, page size or range,
+ * or an MR still valid; complete the WQE with IB_WC_LOC_QP_OP_ERR then
+ * (as rdma_rxe does).
  */
-int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd, struct ib_mr *mr,
-		    u32 key, int access);
+int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
+		    const struct sib_send_wqe *w);
 
 /* ib_device_ops (sib_mr.c, sib_mw.c) */
 struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access);

@@ -17,11 +17,6 @@ enum ib_qp_state sib_qp_state(struct sib_qp *qp)
 	return READ_ONCE(qp->state);
 }
 
-static bool sib_qp_is_user(struct sib_qp *qp)
-{
-	return !!qp->ib_qp.uobject;
-}
-
 /* ---- lookup and life time ------------------------------------------- */
 
 struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
@@ -959,18 +954,79 @@ void sib_qp_fatal(struct sib_qp *qp, enum ib_event_type event)
 
 /* ---- posting ------------------------------------------------------------ */
 
-/* Kernel consumers: write one WR into the SQ ring as a process would. */
+/*
+ * An inline WR's data, gathered from its SGEs into the slot. A kernel
+ * consumer's SGE addresses are kernel virtual (sib's DMA is virtual), and
+ * IBTA does not check an inline WR's lkeys.
+ */
+static int sib_put_inline(struct sib_qp *qp, struct sib_send_wqe *w,
+			  const struct ib_send_wr *wr)
+{
+	u8 *dst = (u8 *)(w + 1);
+	u32 len = 0;
+	int i;
+
+	if (sib_op_is_rd_atomic(wr->opcode))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		u32 n = wr->sg_list[i].length;
+
+		if (n > qp->max_inline - len)
+			return -EINVAL;
+		memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	w->inline_len = len;
+	w->num_sge = 0;
+	return 0;
+}
+
+/* IB_WR_REG_MR: the registration ib_map_mr_sg() prepared, as it is now. */
+static void sib_put_reg_mr(struct sib_send_wqe *w, const struct ib_reg_wr *reg)
+{
+	const struct ib_mr *mr = reg->mr;
+
+	w->num_sge = 0;
+	w->wr.reg_mr.iova = mr->iova;
+	w->wr.reg_mr.length = mr->length;
+	w->wr.reg_mr.key = reg->key;
+	w->wr.reg_mr.access = reg->access;
+	w->wr.reg_mr.page_shift = ilog2(mr->page_size);
+	w->wr.reg_mr.npages = to_smr(reg->mr)->fr_nmap;
+}
+
+static bool sib_kernel_op_ok(u32 op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_REG_MR:
+		return true;
+	default:
+		return false;	/* BIND_MW, LSO, masked atomics, integrity */
+	}
+}
+
+/*
+ * Kernel consumers: write one WR into the SQ ring as a process would.
+ * The requester checks it again as it checks a process' WQE; what is
+ * checked here is what the ring format cannot carry.
+ */
 static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 {
 	u32 prod = qp->sq.hdr->prod;
 	struct sib_send_wqe *w;
 	struct sib_sge *sge;
-	int i;
+	int i, ret;
 
-	if (wr->num_sge > qp->max_send_sge)
-		return -EINVAL;
-	if (wr->opcode > IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LSO ||
-	    (wr->send_flags & IB_SEND_INLINE))
+	if (wr->num_sge > qp->max_send_sge || !sib_kernel_op_ok(wr->opcode))
 		return -EINVAL;
 	if (prod - READ_ONCE(qp->sq.hdr->cons) >= qp->sq.nslots)
 		return -ENOMEM;
@@ -982,8 +1038,11 @@ static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 	w->send_flags = wr->send_flags;
 	w->num_sge = wr->num_sge;
 	w->ex.imm_data = wr->ex.imm_data;
-	if (wr->opcode == IB_WR_RDMA_WRITE || wr->opcode == IB_WR_RDMA_READ ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+	if (wr->opcode == IB_WR_REG_MR) {
+		sib_put_reg_mr(w, reg_wr(wr));
+	} else if (wr->opcode == IB_WR_RDMA_WRITE ||
+		   wr->opcode == IB_WR_RDMA_READ ||
+		   wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	} else if (sib_qp_type(qp) == IB_QPT_UD) {
@@ -997,11 +1056,17 @@ static int sib_put_swqe(struct sib_qp *qp, const struct ib_send_wr *wr)
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
 	}
-	sge = (struct sib_sge *)(w + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
+	if (wr->opcode != IB_WR_REG_MR && (wr->send_flags & IB_SEND_INLINE)) {
+		ret = sib_put_inline(qp, w, wr);
+		if (ret)
+			return ret;
+	} else if (wr->opcode != IB_WR_REG_MR) {
+		sge = (struct sib_sge *)(w + 1);
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
 	}
 	/* Publish the slots before the index (ring rule). */
 	smp_store_release(&qp->sq.hdr->prod, prod + 1);
@@ -1138,6 +1203,8 @@ u8 sib_wr_to_wc_opcode(u8 wr_opcode)
 		return SIB_WC_LOCAL_INV;
 	case IB_WR_BIND_MW:
 		return SIB_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return SIB_WC_REG_MR;
 	default:
 		return SIB_WC_SEND;
 	}

@@ -483,6 +483,12 @@ static inline u32 sib_qpn(struct sib_qp *qp)
 }
 
 /* The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1). */
+/* A process' QP (its rings are shared with it), not a kernel consumer's. */
+static inline bool sib_qp_is_user(struct sib_qp *qp)
+{
+	return !!qp->ib_qp.uobject;
+}
+
 static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
 {
 	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
@@ -596,6 +602,13 @@ int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u8 sib_wr_to_wc_opcode(u8 wr_opcode);
 
 /* An RDMA READ or atomic: completed by its response, not by an ACK. */
+/* Work requests executed by the requester itself: no packet, no PSN. */
+static inline bool sib_op_is_local(u8 op)
+{
+	return op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW ||
+	       op == IB_WR_REG_MR;
+}
+
 static inline bool sib_op_is_rd_atomic(u8 op)
 {
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||

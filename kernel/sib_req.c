@@ -40,6 +40,7 @@ static bool sib_op_allowed(enum ib_qp_type type, u8 op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_BIND_MW:
+	case IB_WR_REG_MR:
 		return type != IB_QPT_UD;
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_READ:
@@ -60,7 +61,10 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 
 	if (!sib_op_allowed(sib_qp_type(qp), w->opcode))
 		return IB_WC_LOC_QP_OP_ERR;
-	if (w->opcode == IB_WR_LOCAL_INV || w->opcode == IB_WR_BIND_MW)
+	/* A REG_MR's MR and page list are kernel objects. */
+	if (w->opcode == IB_WR_REG_MR && sib_qp_is_user(qp))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (sib_op_is_local(w->opcode))
 		return 0;
 	if (inl) {
 		if (w->inline_len > qp->max_inline ||
@@ -107,8 +111,7 @@ static int sib_req_fetch(struct sib_qp *qp)
 	       qp->sq.slot_size);
 	s->status = sib_req_check(qp, s);
 	s->state = SIB_SWQE_SENDING;
-	if (s->wr->opcode != IB_WR_LOCAL_INV &&
-	    s->wr->opcode != IB_WR_BIND_MW) {
+	if (!sib_op_is_local(s->wr->opcode)) {
 		qp->req.ssn = sib_psn_add(qp->req.ssn, 1);
 		s->ssn = qp->req.ssn;
 		/*
@@ -426,15 +429,56 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 }
 
 /* One step for the WQE at req.idx; false when the requester must stop. */
+/*
+ * Is the WQE at req.idx the oldest one not completed, once the completer
+ * retired what it can? A local operation that must not pass the requests
+ * before it waits for that. If the QP just failed, it is not.
+ */
+static bool sib_req_is_oldest(struct sib_qp *qp)
+{
+	if (qp->req.idx != qp->comp.idx)
+		sib_comp_run(qp);
+	return qp->req.idx == qp->comp.idx &&
+	       sib_qp_state(qp) != IB_QPS_ERR;
+}
+
+/*
+ * REG_MR: no request before it can use the registration it makes (the
+ * MR is free until then), so it need not wait for them to complete; ULPs
+ * post it just before the SEND that names its key. Only a fence waits, for
+ * the READs and atomics before it. A REG_MR that fails must fail in order:
+ * it waits to be the oldest, so that nothing after it is sent before the
+ * QP enters the error state. False to stop the requester.
+ */
+static bool sib_req_reg_mr(struct sib_qp *qp, struct sib_swqe *s)
+{
+	int ret;
+
+	if ((s->wr->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	ret = sib_mr_fast_reg(qp->sdev, qp->ib_qp.pd, s->wr);
+	if (ret && !sib_req_is_oldest(qp))
+		return false;
+	s->status = ret ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+	s->state = SIB_SWQE_DONE;
+	return true;
+}
+
+/* One step for the WQE at req.idx; false when the requester must stop. */
 static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 {
 	u8 op = s->wr->opcode;
 	int ret;
 
-	if (s->status) {
+	if (s->state == SIB_SWQE_DONE) {
+		/* A REG_MR executed before a go-back-N went back past it. */
+	} else if (s->status) {
 		s->state = SIB_SWQE_DONE;
+	} else if (op == IB_WR_REG_MR) {
+		if (!sib_req_reg_mr(qp, s))
+			return false;
 	} else if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW) {
-		if (qp->req.idx != qp->comp.idx)
+		if (!sib_req_is_oldest(qp))
 			return false;	/* wait for what precedes it */
 		sib_req_local(qp, s);
 	} else {

@@ -60,7 +60,9 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_CURR_QP_STATE_MOD |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	return 0;
 }

@@ -258,6 +258,19 @@ struct sib_send_wqe {
 			__u32 mr_lkey;		/* MR the window binds to */
 			__u32 access;		/* IB_ACCESS_REMOTE_* | ZERO_BASED */
 		} bind_mw;
+		/*
+		 * IB_WR_REG_MR, posted by kernel consumers only (a user QP's
+		 * completes with IB_WC_LOC_QP_OP_ERR): the MR is the one of
+		 * key's index, its page list the one ib_map_mr_sg() wrote.
+		 */
+		struct {
+			__aligned_u64 iova;	/* first address of the region */
+			__aligned_u64 length;	/* bytes in the region */
+			__u32 key;		/* lkey == rkey after the WQE */
+			__u32 access;		/* IB_ACCESS_* */
+			__u32 npages;		/* entries of the page list */
+			__u32 page_shift;	/* log2 of their page size */
+		} reg_mr;
 		__u8 raw[40];
 	} wr;
 	/* struct sib_sge sge[num_sge], or inline data, follows. */
@@ -284,6 +297,7 @@ enum sib_wc_opcode {
 	SIB_WC_FETCH_ADD = 4,
 	SIB_WC_BIND_MW = 5,
 	SIB_WC_LOCAL_INV = 6,
+	SIB_WC_REG_MR = 64,	/* kernel CQs only: IB_WC_REG_MR */
 	SIB_WC_RECV = 128,
 	SIB_WC_RECV_RDMA_WITH_IMM = 129,
 };

@@ -329,9 +329,35 @@ static void sib_copy_user(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 }
 
 /*
+ * IB_MR_TYPE_SG_GAPS: the segment that holds @iova (a binary search of
+ * the ends), its kernel address and the bytes left in it; 0 if none.
+ */
+static u64 sib_gaps_kva(struct sib_mr *mr, u64 iova, u64 *room)
+{
+	u32 lo = 0, hi = min(READ_ONCE(mr->npages), mr->fr_max), mid;
+	u64 off = iova - READ_ONCE(mr->iova), start, end;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (READ_ONCE(mr->fr_live[mid].end) > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo >= min(READ_ONCE(mr->npages), mr->fr_max))
+		return 0;
+	start = lo ? READ_ONCE(mr->fr_live[lo - 1].end) : 0;
+	end = READ_ONCE(mr->fr_live[lo].end);
+	if (off < start || off >= end)
+		return 0;
+	*room = end - off;
+	return READ_ONCE(mr->fr_live[lo].addr) + (off - start);
+}
+
+/*
  * Kernel address of @iova in a fast-registration MR, and the bytes left in
- * its page; 0 if the page list has no such entry (never for a correctly
- * used MR: the range was checked against the registration).
+ * its page (or segment); 0 if the list has no such entry (never for a
+ * correctly used MR: the range was checked against the registration).
  */
 static u64 sib_fast_kva(struct sib_mr *mr, u64 iova, u64 *room)
 {
@@ -340,9 +366,11 @@ static u64 sib_fast_kva(struct sib_mr *mr, u64 iova, u64 *room)
 	u64 idx = (iova - (READ_ONCE(mr->iova) & ~mask)) >> shift;
 	u64 base;
 
+	if (mr->fr_gaps)
+		return sib_gaps_kva(mr, iova, room);
 	if (idx >= mr->fr_max)
 		return 0;
-	base = READ_ONCE(mr->fr_live[idx]);
+	base = READ_ONCE(mr->fr_live[idx].addr);
 	if (!base)
 		return 0;
 	*room = mask + 1 - (iova & mask);
@@ -922,20 +950,21 @@ struct ib_mr *sib_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 {
 	struct sib_mr *mr;
 
-	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
-	    max_num_sg > SIB_MAX_FAST_REG_PAGES)
+	if ((type != IB_MR_TYPE_MEM_REG && type != IB_MR_TYPE_SG_GAPS) ||
+	    !max_num_sg || max_num_sg > SIB_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
 	mr = sib_mr_alloc(pd, SIB_MR_FAST, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->fr_map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
-	mr->fr_live = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fr_map = kcalloc(max_num_sg, sizeof(*mr->fr_map), GFP_KERNEL);
+	mr->fr_live = kcalloc(max_num_sg, sizeof(*mr->fr_live), GFP_KERNEL);
 	if (!mr->fr_map || !mr->fr_live) {
 		sib_mr_free_new(mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->fr_max = max_num_sg;
 	mr->fr_shift = PAGE_SHIFT;
+	mr->fr_gaps = type == IB_MR_TYPE_SG_GAPS;
 	sib_mr_publish(mr, SIB_MEM_FREE);
 	return &mr->ib_mr;
 }
@@ -946,13 +975,47 @@ static int sib_set_page(struct ib_mr *ib_mr, u64 addr)
 
 	if (mr->fr_nmap >= mr->fr_max)
 		return -ENOMEM;
-	mr->fr_map[mr->fr_nmap++] = addr;
+	mr->fr_map[mr->fr_nmap++].addr = addr;
 	return 0;
 }
 
 /*
- * Fill the staging page list. With virtual DMA (sib has no DMA device)
- * the "DMA addresses" are kernel virtual addresses.
+ * IB_MR_TYPE_SG_GAPS: every SG entry is a segment, whatever its address
+ * and length; the region is their concatenation, from the first one's
+ * address on. Returns the number of entries mapped (all of them, or as
+ * many as the list holds).
+ */
+static int sib_map_gaps(struct sib_mr *mr, struct scatterlist *sgl,
+			int sg_nents, unsigned int *sg_offset)
+{
+	unsigned int skip = sg_offset ? *sg_offset : 0;
+	struct scatterlist *sg;
+	u64 total = 0;
+	int i;
+
+	for_each_sg(sgl, sg, sg_nents, i) {
+		u64 addr = sg_dma_address(sg) + skip;
+		u32 len = sg_dma_len(sg) - skip;
+
+		if (mr->fr_nmap >= mr->fr_max)
+			break;
+		if (!i)
+			mr->ib_mr.iova = addr;
+		total += len;
+		mr->fr_map[mr->fr_nmap].addr = addr;
+		mr->fr_map[mr->fr_nmap].end = total;
+		mr->fr_nmap++;
+		skip = 0;
+	}
+	mr->ib_mr.length = total;
+	if (sg_offset)
+		*sg_offset = 0;
+	return i;
+}
+
+/*
+ * Fill the staging list. With virtual DMA (sib has no DMA device) the
+ * "DMA addresses" are kernel virtual addresses.
  */
 int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset)
@@ -962,6 +1025,8 @@ int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 	if (mr->mr_kind != SIB_MR_FAST)
 		return -EINVAL;
 	mr->fr_nmap = 0;
+	if (mr->fr_gaps)
+		return sib_map_gaps(mr, sg, sg_nents, sg_offset);
 	return ib_sg_to_pages(ib_mr, sg, sg_nents, sg_offset, sib_set_page);
 }
 
@@ -982,6 +1047,10 @@ static int sib_fast_reg_check(struct sib_mr *mr, const struct sib_send_wqe *w)
 	    npages > READ_ONCE(mr->fr_nmap) || !length ||
 	    length > SIB_MAX_MR_SIZE || iova + length < iova)
 		return -EINVAL;
+	/* Segments: the region is as long as they are together. */
+	if (mr->fr_gaps)
+		return length == READ_ONCE(mr->fr_map[npages - 1].end) ?
+		       0 : -EINVAL;
 	pgsz = 1ULL << shift;
 	first = iova & (pgsz - 1);
 	return first + length <= (u64)npages * pgsz ? 0 : -EINVAL;
@@ -1009,9 +1078,12 @@ int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
 	if (mr->state != SIB_MEM_FREE || mr->pd != pd)
 		goto out;
 	write_seqcount_begin(&mr->seq);
-	for (i = 0; i < mr->fr_max; i++)
-		WRITE_ONCE(mr->fr_live[i], i < w->wr.reg_mr.npages ?
-			   READ_ONCE(mr->fr_map[i]) : 0);
+	for (i = 0; i < mr->fr_max; i++) {
+		bool in = i < w->wr.reg_mr.npages;
+
+		WRITE_ONCE(mr->fr_live[i].addr, in ? mr->fr_map[i].addr : 0);
+		WRITE_ONCE(mr->fr_live[i].end, in ? mr->fr_map[i].end : 0);
+	}
 	WRITE_ONCE(mr->fr_shift, w->wr.reg_mr.page_shift);
 	mr->npages = w->wr.reg_mr.npages;
 	mr->iova = w->wr.reg_mr.iova;

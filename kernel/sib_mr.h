@@ -79,6 +79,18 @@ struct sib_mkey {
 	u32 index;
 };
 
+/**
+ * struct sib_fr_ent - one entry of a fast-registration MR's list
+ * @addr:	kernel address of a page (IB_MR_TYPE_MEM_REG), or of a
+ *		segment (IB_MR_TYPE_SG_GAPS)
+ * @end:	IB_MR_TYPE_SG_GAPS: offset from the region's first byte just
+ *		past the segment; the ends grow with the index
+ */
+struct sib_fr_ent {
+	u64 addr;
+	u64 end;
+};
+
 enum sib_mr_kind {
 	SIB_MR_USER,	/* reg_user_mr: pinned user pages */
 	SIB_MR_DMA,	/* get_dma_mr: addresses are kernel virtual */
@@ -116,12 +128,14 @@ enum sib_mem_state {
  * @pages:	SIB_MR_USER: one struct page per PAGE_SIZE of @umem
  * @npages:	entries in @pages, or in @fr_live
  * @pg_off:	SIB_MR_USER: offset of @iova within @pages[0]
- * @fr_map:	SIB_MR_FAST: page list written by map_mr_sg (staging)
- * @fr_live:	SIB_MR_FAST: page list copied from @fr_map by a REG_MR,
- *		read by the data path
- * @fr_max:	SIB_MR_FAST: capacity of both page lists
+ * @fr_map:	SIB_MR_FAST: list written by map_mr_sg (staging)
+ * @fr_live:	SIB_MR_FAST: list copied from @fr_map by a REG_MR, read by
+ *		the data path
+ * @fr_max:	SIB_MR_FAST: capacity of both lists
  * @fr_nmap:	SIB_MR_FAST: entries in @fr_map
- * @fr_shift:	SIB_MR_FAST: log2 of the page size of @fr_live
+ * @fr_shift:	SIB_MR_FAST: log2 of the page size of @fr_live (pages)
+ * @fr_gaps:	SIB_MR_FAST: IB_MR_TYPE_SG_GAPS, the lists hold segments of
+ *		any address and length, not pages; constant
  * @rcu:	for kfree_rcu
  */
 struct sib_mr {
@@ -143,11 +157,12 @@ struct sib_mr {
 	struct page **pages;
 	u32 npages;
 	u32 pg_off;
-	u64 *fr_map;
-	u64 *fr_live;
+	struct sib_fr_ent *fr_map;
+	struct sib_fr_ent *fr_live;
 	u32 fr_max;
 	u32 fr_nmap;
 	u32 fr_shift;
+	bool fr_gaps;
 	struct rcu_head rcu;
 };
 

@@ -63,7 +63,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
 	return 0;
 }
 

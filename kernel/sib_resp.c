@@ -117,8 +117,8 @@ static u8 sib_ack_syndrome(struct sib_qp *qp)
 	return SIB_AETH_ACK | code;
 }
 
-/* The newest request executed was a READ or an atomic. */
-static bool sib_resp_newest_is_rd_atomic(struct sib_qp *qp)
+/* The READ or atomic that is the newest request executed, or NULL. */
+static struct sib_resp_res *sib_resp_newest_rd_atomic(struct sib_qp *qp)
 {
 	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
 	u32 psn = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
@@ -128,9 +128,9 @@ static bool sib_resp_newest_is_rd_atomic(struct sib_qp *qp)
 
 		if (res->opcode && sib_psn_cmp(res->first_psn, psn) <= 0 &&
 		    sib_psn_cmp(res->last_psn, psn) >= 0)
-			return true;
+			return res;
 	}
-	return false;
+	return NULL;
 }
 
 /*
@@ -143,6 +143,7 @@ static bool sib_resp_newest_is_rd_atomic(struct sib_qp *qp)
 void sib_resp_credit_update(struct sib_qp *qp)
 {
 	enum ib_qp_state state = sib_qp_state(qp);
+	struct sib_resp_res *res;
 	u8 code;
 
 	lockdep_assert_held(&qp->engine);
@@ -162,11 +163,20 @@ void sib_resp_credit_update(struct sib_qp *qp)
 		return;
 	}
 	/*
-	 * Nor may it name a READ or atomic: only its response acknowledges
-	 * it (rdma_rxe 6.1 even completes an atomic on a plain ACK, without
-	 * its result). Look again after the next request.
+	 * An update after a READ names the READ's last PSN: to a requester
+	 * that has all its responses, a duplicate ACK that moves only the
+	 * limit; to one that lost some, an implied NAK that asks for the
+	 * rest again. Both are what IBA prescribes. Not while responses are
+	 * still going: the LAST response brings the credits then. Never
+	 * after an atomic, whose lost response a plain ACK must not stand
+	 * for (rdma_rxe 6.1 completes an atomic on one, without its
+	 * result): look again after the next request. The requester then
+	 * waits for its timer to send the SEND that credits hold back
+	 * (the credit probe).
 	 */
-	if (sib_resp_newest_is_rd_atomic(qp)) {
+	res = sib_resp_newest_rd_atomic(qp);
+	if (res && ((sib_op_flags(res->opcode) & SIB_OP_ATOMIC) ||
+		    qp->resp.rd.active)) {
 		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
 		return;
 	}

@@ -1189,6 +1189,87 @@ TEST_F_TIMEOUT(stress, credit_update_lost, 120)
 }
 
 /*
+ * A SEND takes the receiver's last receive, a READ follows, and only then
+ * does the receiver post a receive: its credit update must come although
+ * the newest request it executed is a READ (it names the READ's last
+ * PSN), so the next SEND goes at once. When the update waited for a
+ * request after the READ, the SEND waited for the sender's timeout (19:
+ * 2.1 s) and went as the credit probe. After an atomic the update still
+ * waits (rdma_rxe completes an atomic on a plain ACK): there the probe
+ * goes, as the second half shows.
+ */
+static void cred_after(struct __test_metadata *_metadata, struct side s[2],
+		       enum ibv_wr_opcode op, long long *v, long *ms)
+{
+	struct ibv_sge ls, rs, rd;
+	struct cred_run c;
+	long long b[NCRED];
+	long t0;
+
+	cred_setup(_metadata, s, &c, 19);
+	ls = mk_sge(&c.l, 0, CRED_SZ);
+	rs = mk_sge(&c.r, 0, CRED_SZ);
+	rd = mk_sge(&c.l, 2 * CRED_SZ, op == IBV_WR_RDMA_READ ? CRED_SZ : 8);
+	cred_read(s, b);
+	ASSERT_EQ(0, post_recv_sges(c.p.qp[1], 1, &rs, 1));
+	ASSERT_EQ(0, post_op(c.p.qp[0], IBV_WR_SEND, 1, &ls, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", c.p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  c.p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", c.p.rcq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  c.p.qp[1]->qp_num, CRED_SZ, NULL);
+	if (op == IBV_WR_RDMA_READ) {
+		ASSERT_EQ(0, post_op(c.p.qp[0], op, 2, &rd, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&c.r, 3 * CRED_SZ), c.r.mr->rkey));
+	} else {
+		ASSERT_EQ(0, post_atomic(c.p.qp[0], op, 2, &rd,
+					 IBV_SEND_SIGNALED,
+					 buf_addr(&c.r, 3 * CRED_SZ),
+					 c.r.mr->rkey, 1, 0));
+	}
+	expect_wc("read/atomic", c.p.scq[0], 2, IBV_WC_SUCCESS, ANY,
+		  c.p.qp[0]->qp_num, ANY, NULL);
+	ASSERT_EQ(0, post_recv_sges(c.p.qp[1], 3, &rs, 1));
+	usleep(20000);
+	t0 = now_ms();
+	ls = mk_sge(&c.l, CRED_SZ, CRED_SZ);
+	ASSERT_EQ(0, post_op(c.p.qp[0], IBV_WR_SEND, 3, &ls, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send after", c.p.scq[0], 3, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  c.p.qp[0]->qp_num, ANY, NULL);
+	*ms = now_ms() - t0;
+	expect_wc("recv after", c.p.rcq[1], 3, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  c.p.qp[1]->qp_num, CRED_SZ, NULL);
+	EXPECT_SAME(c.r.p, c.l.p + CRED_SZ, CRED_SZ, "payload");
+	cred_read(s, v);
+	cred_delta(b, v);
+	cred_teardown(&c);
+}
+
+TEST_F_TIMEOUT(stress, credit_update_after_read, 60)
+{
+	struct side s[2] = {
+		{ self->ctx, self->pd, self->gid, SIB_DEV },
+		{ self->ctx, self->pd, self->gid, SIB_DEV },
+	};
+	long long v[NCRED];
+	long ms;
+
+	ASSERT_EQ(0, set_credits(1));
+	cred_after(_metadata, s, IBV_WR_RDMA_READ, v, &ms);
+	TH_LOG("after a READ: the SEND took %ld ms; updates sent %lld, probes %lld",
+	       ms, v[K_UPDS], v[K_PROBE]);
+	EXPECT_EQ(0, v[K_PROBE]) TH_LOG("the SEND went as the credit probe");
+	EXPECT_LT(0, v[K_UPDS]);
+	EXPECT_GT(1000, ms);
+	cred_after(_metadata, s, IBV_WR_ATOMIC_FETCH_AND_ADD, v, &ms);
+	TH_LOG("after an atomic: the SEND took %ld ms; updates sent %lld, probes %lld",
+	       ms, v[K_UPDS], v[K_PROBE]);
+	EXPECT_EQ(1, v[K_PROBE]);
+}
+
+/*
  * A receiver whose provider does not know credit updates (as a libsib
  * older than SIB_UCTX_CAP_RQ_CREDIT; SIB_NO_CREDIT_UPDATES makes ours
  * behave like one): it never rings for credits, so the kernel sends no

@@ -132,7 +132,7 @@ static int step_bg(const char *name, int secs, const char *cmd)
 		  name, secs, quote(cmd), name, name, name);
 }
 
-/* Wait for background step @name; its exit status, or -1 if still running. */
+/* Wait for background step @name: its exit status, or -1 if still running. */
 static int step_wait(const char *name, int secs)
 {
 	char path[128], buf[16];
@@ -141,6 +141,9 @@ static int step_wait(const char *name, int secs)
 	for (int i = 0; i < secs * 10; i++) {
 		if (read_text(path, buf, sizeof(buf)) > 0) {
 			int rc = atoi(buf);
+
+			/* its pid is nobody's now: not for ulp_cleanup() */
+			shq("rm -f " LOGDIR "/%s.pid", name);
 
 			if (rc) {
 				fprintf(stderr, "# step %s failed (exit %d)\n",

@@ -1,0 +1,777 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Kernel consumers (ULPs) on an RDMA device: NVMe over RDMA (the nvmet-rdma
+ * target on a brd ramdisk, the nvme-rdma host) and NFS over RDMA (knfsd's
+ * RDMA listener, mounts with proto=rdma for NFSv3 and NFSv4.2), every
+ * byte verified. Each test runs on rdma_rxe (variant rxe: proves the
+ * harness) and on sib (variant sib), the device on a veth whose address
+ * both ends use: rxe does not work on lo, and both rxe and sib keep
+ * traffic to their own address on the device (sib on its local path).
+ *
+ * Every external command runs under timeout(1) with its output in
+ * /tmp/sib-ulp/<step>.log; a failed step is named, with the tail of its
+ * log and of the kernel log. Each data check is shown to fail on
+ * corrupted data in the same test: a block of the target's ramdisk, or a
+ * byte of the exported file, is overwritten behind the host's back, and
+ * fio's verification or the comparison must then fail.
+ *
+ * Options: -t NAME (run only tests NAME; repeatable), -v VARIANT (rxe or
+ * sib; repeatable), -l (list). SIB_ULP_NFS_MB sets the size of the NFS
+ * file (default 64; 1024 needs a guest with vm-run -m 4G).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+
+#define LOGDIR		"/tmp/sib-ulp"
+#define VETH		"sibu0"
+#define VETH_PEER	"sibu1"
+#define ADDR		"203.0.113.1"
+#define NET		"203.0.113.0/24"
+
+#define NQN		"nqn.2024-12.io.sib:ulp"
+#define NVMET		"/sys/kernel/config/nvmet"
+#define SUBSYS		NVMET "/subsystems/" NQN
+#define PORT		NVMET "/ports/1"
+#define RAMDISK		"/dev/ram0"
+#define RAMDISK_MB	64
+/*
+ * --reconnect-delay 1: after a lost connection the host retries every
+ * second; --ctrl-loss-tmo 30: for 30 s, holding its I/O meanwhile.
+ */
+#define CONNECT		"nvme connect -t rdma -a " ADDR " -s 4420 -n " NQN \
+			" -i 4 --reconnect-delay 1 --ctrl-loss-tmo 30"
+
+/* Two regions of the namespace: 4 KiB random writes, 1 MiB sequential. */
+#define FIO		"fio --filename=%s --direct=1 --ioengine=libaio " \
+			"--iodepth=32 --verify=crc32c --verify_fatal=1 "
+#define FIO_RAND	FIO "--name=rand --rw=randwrite --bs=4k --offset=0 --size=8M "
+#define FIO_SEQ		FIO "--name=seq --rw=write --bs=1M --offset=16M --size=32M "
+#define RAND_CORRUPT	"seek=100 bs=4k"	/* a block of the random region */
+#define SEQ_CORRUPT	"seek=5000 bs=4k"	/* one of the sequential region */
+
+#define EXPORT		LOGDIR "/export"
+#define MNT		LOGDIR "/mnt"
+#define EXPORTS_FILE	"/etc/exports.d/sib-ulp.exports"
+#define NFS_PORT	"20049"
+
+/* ---- steps -------------------------------------------------------------- */
+
+static void show_dmesg(void)
+{
+	sh("dmesg | tail -n 30 | sed 's/^/# dmesg: /' >&2");
+}
+
+/* @s in single quotes for the shell (a static buffer: one at a time). */
+static const char *quote(const char *s)
+{
+	static char buf[4096];
+	size_t n = 0;
+
+	buf[n++] = '\'';
+	for (; *s && n < sizeof(buf) - 6; s++) {
+		if (*s == '\'') {
+			memcpy(buf + n, "'\\''", 4);
+			n += 4;
+		} else {
+			buf[n++] = *s;
+		}
+	}
+	buf[n++] = '\'';
+	buf[n] = 0;
+	return buf;
+}
+
+/*
+ * Run step @name: the command made from @fmt under "timeout -k 5 @secs",
+ * its output in LOGDIR/@name.log. On failure, say which step failed and
+ * show the tail of its log and of dmesg. Returns the exit status.
+ */
+static int __attribute__((format(printf, 3, 4)))
+step(const char *name, int secs, const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		cmd = NULL;
+	va_end(ap);
+	if (!cmd)
+		return -1;
+	rc = sh("timeout -k 5 %d sh -c %s > " LOGDIR "/%s.log 2>&1",
+		secs, quote(cmd), name);
+	if (rc) {
+		fprintf(stderr, "# step %s failed (exit %d%s): %s\n", name, rc,
+			rc == 124 || rc == 137 ? ", timed out" : "", cmd);
+		sh("tail -n 20 " LOGDIR "/%s.log | sed 's/^/# %s: /' >&2",
+		   name, name);
+		show_dmesg();
+	}
+	free(cmd);
+	return rc;
+}
+
+/* Start @cmd in the background (LOGDIR/@name.pid, exit status in .rc). */
+static int step_bg(const char *name, int secs, const char *cmd)
+{
+	return sh("rm -f " LOGDIR "/%s.rc; "
+		  "( timeout -k 5 %d sh -c %s > " LOGDIR "/%s.log 2>&1 & "
+		  "  echo $! > " LOGDIR "/%s.pid; wait $!; "
+		  "  echo $? > " LOGDIR "/%s.rc ) &",
+		  name, secs, quote(cmd), name, name, name);
+}
+
+/* Wait for background step @name: its exit status, or -1 if still running. */
+static int step_wait(const char *name, int secs)
+{
+	char path[128], buf[16];
+
+	snprintf(path, sizeof(path), LOGDIR "/%s.rc", name);
+	for (int i = 0; i < secs * 10; i++) {
+		if (read_text(path, buf, sizeof(buf)) > 0) {
+			int rc = atoi(buf);
+
+			/* its pid is nobody's now: not for ulp_cleanup() */
+			shq("rm -f " LOGDIR "/%s.pid", name);
+
+			if (rc) {
+				fprintf(stderr, "# step %s failed (exit %d)\n",
+					name, rc);
+				sh("tail -n 20 " LOGDIR "/%s.log | sed 's/^/# %s: /' >&2",
+				   name, name);
+				show_dmesg();
+			}
+			return rc;
+		}
+		usleep(100000);
+	}
+	fprintf(stderr, "# step %s still running after %d s\n", name, secs);
+	show_dmesg();
+	return -1;
+}
+
+/* ---- environment -------------------------------------------------------- */
+
+static void nvme_host_down(void)
+{
+	shq("timeout -k 5 60 nvme disconnect -n " NQN);
+}
+
+static void nvmet_port_del(void)
+{
+	shq("rm -f " PORT "/subsystems/" NQN "; rmdir " PORT);
+}
+
+static void nfs_down(void)
+{
+	shq("timeout -k 5 60 umount " MNT " || umount -f -l " MNT);
+	shq("timeout -k 5 60 rpc.nfsd 0");
+	shq("timeout -k 5 30 exportfs -ua; rm -f " EXPORTS_FILE);
+	shq("for p in " LOGDIR "/*.pid; do [ -f $p ] && kill $(cat $p); "
+	    "rm -f $p; done; sleep 0.2");
+	shq("umount " EXPORT);
+}
+
+/*
+ * Undo everything the tests set up, whatever state they left (also after
+ * a test killed by its timeout, whose teardown did not run). Consumers
+ * first, then the device.
+ */
+static void ulp_cleanup(void)
+{
+	nfs_down();
+	nvme_host_down();
+	nvmet_port_del();
+	shq("echo 0 > " SUBSYS "/namespaces/1/enable; "
+	    "rmdir " SUBSYS "/namespaces/1; rmdir " SUBSYS);
+	shq("rmmod brd");
+	shq("timeout -k 5 60 rdma link del rxe_ulp");
+	sib_delete_all();
+	shq("rmmod rdma_rxe");
+	shq("ip link del " VETH);
+}
+
+FIXTURE(ulp) {
+	time_t start;
+	long long sent;		/* sent_pkts when a data phase started */
+	char ctrl[32];		/* nvmeN */
+	char dev[64];		/* /dev/nvmeNnM */
+};
+
+FIXTURE_VARIANT(ulp) {
+	const char *type;	/* of "rdma link add" */
+	const char *ibdev;
+};
+
+FIXTURE_VARIANT_ADD(ulp, rxe) {
+	.type = "rxe",
+	.ibdev = "rxe_ulp",
+};
+
+FIXTURE_VARIANT_ADD(ulp, sib) {
+	.type = "sib",
+	.ibdev = "sib_ulp",
+};
+
+/*
+ * The veth pair, its address, and the device on it. sib and rdma_rxe
+ * cannot both own UDP port 4791: rdma_rxe is not loaded for sib.
+ */
+static int dev_setup(const char *type, const char *ibdev)
+{
+	if (sh("mkdir -p " LOGDIR " " EXPORT " " MNT))
+		return -1;
+	if (!strcmp(type, "sib")) {
+		if (module_load())
+			return -1;
+	} else if (step("modprobe_rxe", 60, "modprobe rdma_rxe")) {
+		return -1;
+	}
+	if (step("veth", 30,
+		 "ip link add " VETH " type veth peer name " VETH_PEER " && "
+		 "ip addr add " ADDR "/24 dev " VETH " && "
+		 "ip link set " VETH " up && ip link set " VETH_PEER " up"))
+		return -1;
+	if (step("link_add", 60, "rdma link add %s type %s netdev " VETH,
+		 ibdev, type))
+		return -1;
+	if (wait_gid_index(ibdev, ADDR) < 0) {
+		fprintf(stderr, "# no GID for " ADDR " on %s\n", ibdev);
+		return -1;
+	}
+	return 0;
+}
+
+FIXTURE_SETUP(ulp)
+{
+	int ret;
+
+	self->start = time(NULL);
+	ulp_cleanup();
+	dmesg_clear();
+	ret = dev_setup(variant->type, variant->ibdev);
+	if (ret) {
+		show_dmesg();
+		ulp_cleanup();
+	}
+	ASSERT_EQ(0, ret) TH_LOG("setting up %s on " VETH, variant->ibdev);
+}
+
+FIXTURE_TEARDOWN(ulp)
+{
+	ulp_cleanup();
+	fprintf(stderr, "# %s took %ld s\n", variant->ibdev,
+		(long)(time(NULL) - self->start));
+}
+
+/* Start counting the device's packets. */
+static void count_start(FIXTURE_DATA(ulp) *self, const char *ibdev)
+{
+	self->sent = hw_counter(ibdev, "sent_pkts");
+}
+
+/* Packets the device sent since count_start(), or -1. */
+static long long count_sent(FIXTURE_DATA(ulp) *self, const char *ibdev)
+{
+	long long now = hw_counter(ibdev, "sent_pkts");
+
+	return now < 0 || self->sent < 0 ? -1 : now - self->sent;
+}
+
+/* ---- NVMe over RDMA ------------------------------------------------------ */
+
+/* The subsystem with its namespace on the ramdisk, not yet on a port. */
+static int nvmet_subsys_up(void)
+{
+	return step("modprobe_nvme", 60,
+		    "modprobe brd rd_nr=1 rd_size=%d && modprobe nvmet-rdma && "
+		    "modprobe nvme-rdma", RAMDISK_MB * 1024) ||
+	       step("nvmet_subsys", 30,
+		    "mkdir " SUBSYS " && "
+		    "echo 1 > " SUBSYS "/attr_allow_any_host && "
+		    "mkdir " SUBSYS "/namespaces/1 && "
+		    "echo " RAMDISK " > " SUBSYS "/namespaces/1/device_path && "
+		    "echo 1 > " SUBSYS "/namespaces/1/enable");
+}
+
+/* Port 1 (rdma, ADDR:4420) with the subsystem on it: it listens. */
+static int nvmet_port_add(void)
+{
+	return step("nvmet_port", 30,
+		    "mkdir " PORT " && cd " PORT " && "
+		    "echo rdma > addr_trtype && echo ipv4 > addr_adrfam && "
+		    "echo " ADDR " > addr_traddr && echo 4420 > addr_trsvcid && "
+		    "ln -s " SUBSYS " " PORT "/subsystems/" NQN);
+}
+
+static bool file_is(const char *path, const char *want)
+{
+	char buf[256];
+
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return false;
+	buf[strcspn(buf, "\n")] = 0;
+	return !strcmp(buf, want);
+}
+
+/* The name of our RDMA controller (nvmeN) in @ctrl, or false. */
+static bool find_ctrl(char *ctrl, size_t size)
+{
+	char path[256];
+	bool found = false;
+	glob_t g;
+
+	if (glob("/sys/class/nvme/nvme*", 0, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+		snprintf(path, sizeof(path), "%s/subsysnqn", g.gl_pathv[i]);
+		if (!file_is(path, NQN))
+			continue;
+		snprintf(path, sizeof(path), "%s/transport", g.gl_pathv[i]);
+		if (!file_is(path, "rdma"))
+			continue;
+		snprintf(ctrl, size, "%s", strrchr(g.gl_pathv[i], '/') + 1);
+		found = true;
+	}
+	globfree(&g);
+	return found;
+}
+
+/*
+ * The block device of namespace 1 in @dev, or false: with native
+ * multipath the head device of the subsystem that lists @ctrl, else the
+ * controller's own.
+ */
+static bool find_ns(const char *ctrl, char *dev, size_t size)
+{
+	char path[256];
+	bool found = false;
+	glob_t g, n;
+
+	snprintf(path, sizeof(path), "/sys/class/nvme-subsystem/nvme-subsys*/%s", ctrl);
+	if (!glob(path, 0, NULL, &g) && g.gl_pathc) {
+		*strrchr(g.gl_pathv[0], '/') = 0;
+		snprintf(path, sizeof(path), "%s/nvme*n1", g.gl_pathv[0]);
+		if (!glob(path, 0, NULL, &n) && n.gl_pathc) {
+			snprintf(dev, size, "/dev/%s", strrchr(n.gl_pathv[0], '/') + 1);
+			found = true;
+		}
+		globfree(&n);
+	}
+	globfree(&g);
+	if (!found) {
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/%sn1", ctrl, ctrl);
+		if (path_exists(path)) {
+			snprintf(dev, size, "/dev/%sn1", ctrl);
+			found = true;
+		}
+	}
+	return found;
+}
+
+static bool is_blockdev(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISBLK(st.st_mode);
+}
+
+/* The controller's state ("live", "connecting", ...) in @buf. */
+static const char *ctrl_state(const char *ctrl, char *buf, size_t size)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/state", ctrl);
+	if (read_text(path, buf, size) <= 0)
+		snprintf(buf, size, "gone");
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/* Wait up to @secs for @ctrl to be in state @want (or out of it: !@in). */
+static bool wait_state(const char *ctrl, const char *want, bool in, int secs)
+{
+	char buf[32];
+
+	for (int i = 0; i < secs * 10; i++) {
+		if (!strcmp(ctrl_state(ctrl, buf, sizeof(buf)), want) == in)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/*
+ * nvme connect, then find the controller and wait for its namespace's
+ * block device (devtmpfs makes it; fio would create a plain file).
+ */
+static int nvme_host_up(FIXTURE_DATA(ulp) *self)
+{
+	char path[128], buf[16];
+
+	if (step("connect", 60, CONNECT))
+		return -1;
+	if (!find_ctrl(self->ctrl, sizeof(self->ctrl))) {
+		fprintf(stderr, "# nvme connect: no RDMA controller of " NQN "\n");
+		sh("ls /sys/class/nvme | sed 's/^/# /' >&2");
+		return -1;
+	}
+	self->dev[0] = 0;
+	for (int i = 0; i < 150 && !self->dev[0]; i++) {
+		if (!find_ns(self->ctrl, self->dev, sizeof(self->dev)) ||
+		    !is_blockdev(self->dev)) {
+			self->dev[0] = 0;
+			usleep(100000);
+		}
+	}
+	if (!self->dev[0]) {
+		fprintf(stderr, "# %s: no block device for namespace 1 in 15 s\n",
+			self->ctrl);
+		show_dmesg();
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/queue_count", self->ctrl);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		snprintf(buf, sizeof(buf), "0");
+	fprintf(stderr, "# %s: %s, %d I/O queues (asked for 4, %ld CPUs)\n",
+		self->ctrl, self->dev, atoi(buf) - 1,
+		sysconf(_SC_NPROCESSORS_ONLN));
+	return 0;
+}
+
+/* nvme disconnect; the controller must go away. */
+static int nvme_host_disconnect(FIXTURE_DATA(ulp) *self)
+{
+	char path[128];
+
+	if (step("disconnect", 60, "nvme disconnect -n " NQN))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s", self->ctrl);
+	if (!wait_path(path, false, 10000)) {
+		fprintf(stderr, "# %s still there after nvme disconnect\n",
+			self->ctrl);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * fio's verification must fail once a block of @region (RAND_CORRUPT or
+ * SEQ_CORRUPT) is overwritten on the target's ramdisk: else it would not
+ * see corruption either. Returns 0 when it failed as it should.
+ */
+static int verify_catches_corruption(const char *name, const char *job,
+				     const char *where)
+{
+	char log[64];
+	int rc;
+
+	if (step("corrupt", 30, "dd if=/dev/zero of=" RAMDISK " %s count=1 "
+		 "oflag=direct conv=notrunc status=none", where))
+		return -1;
+	snprintf(log, sizeof(log), "%s_corrupt", name);
+	rc = shq("timeout -k 5 120 %s --verify_only > " LOGDIR "/%s.log 2>&1",
+		 job, log);
+	if (!rc || shq("grep -Eq 'verify: bad|verify failed' " LOGDIR "/%s.log", log)) {
+		fprintf(stderr, "# %s: fio --verify_only exit %d after the "
+			"ramdisk was overwritten (%s): must fail with a verify error\n",
+			name, rc, where);
+		sh("tail -n 20 " LOGDIR "/%s.log | sed 's/^/# /' >&2", log);
+		return -1;
+	}
+	return 0;
+}
+
+#define JOB(buf, fmt, dev) snprintf(buf, sizeof(buf), fmt, dev)
+
+/*
+ * 4 KiB random writes and 1 MiB sequential writes at queue depth 32, each
+ * verified by fio (crc32c in every block); nvme disconnect and connect,
+ * both regions verified again; then overwritten on the target behind
+ * the host's back, which the verification must catch.
+ */
+TEST_F_TIMEOUT(ulp, nvme_data, 600)
+{
+	char rand[512], seq[512];
+	long long sent;
+
+	ASSERT_EQ(0, nvmet_subsys_up());
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
+	JOB(rand, FIO_RAND, self->dev);
+	JOB(seq, FIO_SEQ, self->dev);
+
+	count_start(self, variant->ibdev);
+	ASSERT_EQ(0, step("fio_rand", 300, "%s", rand)) TH_LOG("4 KiB randwrite + verify");
+	ASSERT_EQ(0, step("fio_seq", 300, "%s", seq)) TH_LOG("1 MiB write + verify");
+	sent = count_sent(self, variant->ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", variant->ibdev, sent);
+	/* 40 MiB written and read back, at most 4 KiB in a packet */
+	EXPECT_GE(sent, 80 << 8) TH_LOG("too few packets on %s for the data",
+					variant->ibdev);
+
+	ASSERT_EQ(0, nvme_host_disconnect(self));
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect again");
+	JOB(rand, FIO_RAND, self->dev);
+	JOB(seq, FIO_SEQ, self->dev);
+	EXPECT_EQ(0, step("verify_rand", 300, "%s --verify_only", rand))
+		TH_LOG("4 KiB region after reconnecting");
+	EXPECT_EQ(0, step("verify_seq", 300, "%s --verify_only", seq))
+		TH_LOG("1 MiB region after reconnecting");
+
+	EXPECT_EQ(0, verify_catches_corruption("rand", rand, RAND_CORRUPT));
+	EXPECT_EQ(0, verify_catches_corruption("seq", seq, SEQ_CORRUPT));
+}
+
+/*
+ * The target's port goes away while fio writes (rate-limited, so that the
+ * outage falls in its write phase): the host loses the connection, holds
+ * the I/O and retries every second; the port comes back after 3 s, the
+ * same controller is live again within ctrl_loss_tmo, and fio completes
+ * with every block verified. Then nvme disconnect and connect, and fio
+ * verifies once more.
+ */
+TEST_F_TIMEOUT(ulp, nvme_port_removal, 600)
+{
+	char job[600], st[32];
+	bool left_live;
+
+	ASSERT_EQ(0, nvmet_subsys_up());
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
+	snprintf(job, sizeof(job), FIO_RAND "--rate=2m", self->dev);
+
+	ASSERT_EQ(0, step_bg("fio_outage", 300, job));
+	sleep(1);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_outage.rc ]"))
+		TH_LOG("fio ended before the port went away");
+	nvmet_port_del();
+	ASSERT_FALSE(path_exists(PORT)) TH_LOG("port 1 still in configfs");
+	left_live = wait_state(self->ctrl, "live", false, 20);
+	fprintf(stderr, "# %s: %s after the port went away\n", self->ctrl,
+		ctrl_state(self->ctrl, st, sizeof(st)));
+	EXPECT_TRUE(left_live) TH_LOG("%s stayed live without its port", self->ctrl);
+	sleep(3);
+	ASSERT_EQ(0, nvmet_port_add()) TH_LOG("adding the port back");
+	EXPECT_TRUE(wait_state(self->ctrl, "live", true, 30)) {
+		TH_LOG("%s is %s 30 s after the port came back", self->ctrl,
+		       ctrl_state(self->ctrl, st, sizeof(st)));
+		show_dmesg();
+	}
+	EXPECT_EQ(0, shq("dmesg | grep -q '%s: Successfully reconnected'",
+			 self->ctrl)) TH_LOG("no reconnect in dmesg");
+	EXPECT_EQ(0, step_wait("fio_outage", 240)) TH_LOG("fio across the outage");
+
+	ASSERT_EQ(0, nvme_host_disconnect(self));
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect again");
+	JOB(job, FIO_RAND, self->dev);
+	EXPECT_EQ(0, step("verify_outage", 300, "%s --verify_only", job))
+		TH_LOG("data written across the outage, after reconnecting");
+	EXPECT_EQ(0, verify_catches_corruption("outage", job, RAND_CORRUPT));
+}
+
+/* ---- NFS over RDMA ------------------------------------------------------ */
+
+/*
+ * knfsd with the RDMA listener on port 20049, exporting a tmpfs (the
+ * guest's root is a read-only 9p overlay; tmpfs needs fsid=). fsid=0 makes
+ * it NFSv4's root as well. rpcbind and rpc.mountd (for NFSv3's MOUNT)
+ * run in the foreground, in the background, their pids in LOGDIR. The
+ * NFSv4 grace period is ended at once, or OPEN would wait for it.
+ */
+static int nfs_server_up(int mb)
+{
+	return step("modprobe_nfs", 60, "modprobe nfsd && modprobe rpcrdma") ||
+	       step("nfsd_fs", 30,
+		    "grep -q \"^nfsd /proc/fs/nfsd \" /proc/mounts || "
+		    "mount -t nfsd nfsd /proc/fs/nfsd") ||
+	       step("export_fs", 30, "mount -t tmpfs -o size=%dM tmpfs " EXPORT,
+		    mb + 16) ||
+	       step_bg("rpcbind", 3600, "exec rpcbind -f -w") ||
+	       step("rpcbind_up", 30, "until rpcinfo -p; do sleep 0.1; done") ||
+	       step("exports", 30,
+		    "mkdir -p /etc/exports.d && echo \"" EXPORT " " NET
+		    "(rw,sync,no_root_squash,insecure,no_subtree_check,fsid=0)\" > "
+		    EXPORTS_FILE " && exportfs -ra") ||
+	       step_bg("mountd", 3600, "exec rpc.mountd -F") ||
+	       step("mountd_up", 30,
+		    "until rpcinfo -p | grep -q mountd; do sleep 0.1; done") ||
+	       step("nfsd", 60,
+		    "echo 10 > /proc/fs/nfsd/nfsv4gracetime; "
+		    "echo 10 > /proc/fs/nfsd/nfsv4leasetime; "
+		    "rpc.nfsd 4 && echo rdma " NFS_PORT " > /proc/fs/nfsd/portlist && "
+		    "grep -qx \"rdma " NFS_PORT "\" /proc/fs/nfsd/portlist && "
+		    "echo Y > /proc/fs/nfsd/v4_end_grace");
+}
+
+static int nfs_mb(void)
+{
+	const char *s = getenv("SIB_ULP_NFS_MB");
+	int mb = s ? atoi(s) : 0;
+
+	return mb > 0 ? mb : 64;
+}
+
+static int sha256(const char *path, char *out, size_t size)
+{
+	char cmd[256];
+	FILE *f;
+	int ok;
+
+	snprintf(cmd, sizeof(cmd), "timeout -k 5 600 sha256sum %s", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%64s", out) == 1 && strlen(out) == 64;
+	if (pclose(f) || !ok) {
+		snprintf(out, size, "(sha256sum %s failed)", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Mount the export with proto=rdma and @vers, write a file of
+ * SIB_ULP_NFS_MB MiB of random data through it (fsync), drop the caches,
+ * read it back: same SHA-256. Then a byte of the file is changed on the
+ * server: read back again, the sum must differ.
+ */
+static void nfs_test(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(ulp) *self, const char *ibdev,
+		     const char *vers, const char *opts, const char *path)
+{
+	char want[80], got[80], opt[128];
+	int mb = nfs_mb();
+	long long sent;
+
+	ASSERT_EQ(0, nfs_server_up(mb));
+	ASSERT_EQ(0, step("mount", 60,
+			  "mount -t nfs -o vers=%s,proto=rdma,port=" NFS_PORT "%s "
+			  ADDR ":%s " MNT, vers, opts, path))
+		TH_LOG("mount NFSv%s over %s", vers, ibdev);
+	snprintf(opt, sizeof(opt), "grep \" " MNT " \" /proc/mounts | "
+		 "grep -q \"vers=%s,.*proto=rdma,port=" NFS_PORT "\"", vers);
+	ASSERT_EQ(0, shq("%s", opt)) {
+		TH_LOG("not an NFSv%s mount over RDMA", vers);
+		sh("grep \" " MNT " \" /proc/mounts | sed 's/^/# /' >&2");
+	}
+
+	count_start(self, ibdev);
+	ASSERT_EQ(0, step("write", 600, "head -c %dM /dev/urandom > " LOGDIR
+			  "/src && cp " LOGDIR "/src " MNT "/f && sync " MNT "/f",
+			  mb)) TH_LOG("writing %d MiB", mb);
+	ASSERT_EQ(0, sha256(LOGDIR "/src", want, sizeof(want)));
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(MNT "/f", got, sizeof(got))) TH_LOG("reading back");
+	EXPECT_STREQ(want, got) TH_LOG("%d MiB read back over NFSv%s", mb, vers);
+	sent = count_sent(self, ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", ibdev, sent);
+	/* written and read back, at most 4 KiB in a packet */
+	EXPECT_GE(sent, 2LL * mb << 8) TH_LOG("too few packets on %s for the data",
+					      ibdev);
+	EXPECT_EQ(0, shq("cmp " LOGDIR "/src " EXPORT "/f")) TH_LOG("the server's copy");
+
+	/* one byte changed on the server: the client must see it */
+	ASSERT_EQ(0, step("corrupt", 30, "printf X | dd of=" EXPORT "/f bs=1 "
+			  "seek=%lld conv=notrunc status=none", mb * 1048576LL / 2 + 1));
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(MNT "/f", got, sizeof(got)));
+	EXPECT_STRNE(want, got) TH_LOG("a byte changed on the server went unseen");
+	EXPECT_NE(0, shq("timeout -k 5 600 cmp " LOGDIR "/src " MNT "/f"))
+		TH_LOG("cmp did not see the changed byte");
+
+	EXPECT_EQ(0, step("umount", 60, "umount " MNT));
+}
+
+TEST_F_TIMEOUT(ulp, nfs_v3, 900)
+{
+	nfs_test(_metadata, self, variant->ibdev, "3", ",nolock", EXPORT);
+}
+
+TEST_F_TIMEOUT(ulp, nfs_v4_2, 900)
+{
+	nfs_test(_metadata, self, variant->ibdev, "4.2", "", "/");
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/*
+ * The kernel 6.1 harness takes no arguments: "-t NAME" and "-v VARIANT"
+ * (each repeatable) keep only those tests and variants, "-l" lists them.
+ * Whatever a test left behind (a test killed by its timeout runs no
+ * teardown) is cleaned up at exit.
+ */
+static bool wanted(const char *name, const char **want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(want[i], name))
+			return true;
+	return !n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *tests[16], *variants[8];
+	int nt = 0, nv = 0;
+	bool list = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-t") && i + 1 < argc && nt < 16)
+			tests[nt++] = argv[++i];
+		else if (!strcmp(argv[i], "-v") && i + 1 < argc && nv < 8)
+			variants[nv++] = argv[++i];
+		else if (!strcmp(argv[i], "-l"))
+			list = true;
+	}
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next) {
+		struct __fixture_variant_metadata *v, *vnext, *vlast = NULL;
+		struct __test_metadata *t, *tnext, *tlast = NULL;
+
+		for (t = f->tests, f->tests = NULL; t; t = tnext) {
+			tnext = t->next;
+			if (!wanted(t->name, tests, nt))
+				continue;
+			if (tlast)
+				tlast->next = t;
+			else
+				f->tests = t;
+			tlast = t;
+			t->next = NULL;
+			f->tests->prev = t;
+		}
+		for (v = f->variant, f->variant = NULL; v; v = vnext) {
+			vnext = v->next;
+			if (!wanted(v->name, variants, nv))
+				continue;
+			if (vlast)
+				vlast->next = v;
+			else
+				f->variant = v;
+			vlast = v;
+			v->next = NULL;
+			f->variant->prev = v;
+		}
+		/* no variant left: no test either (else one without data) */
+		if (nv && !f->variant)
+			f->tests = NULL;
+		if (list)
+			for (v = f->variant; v; v = v->next)
+				for (t = f->tests; t; t = t->next)
+					printf("%s.%s.%s\n", f->name, v->name, t->name);
+	}
+	if (list)
+		return 0;
+	atexit(ulp_cleanup);
+	return test_harness_run(argc, argv);
+}

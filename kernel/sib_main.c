@@ -87,7 +87,12 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;
 	sdev->ib_dev.phys_port_cnt = 1;
-	sdev->ib_dev.num_comp_vectors = 1;
+	/*
+	 * Completions are signalled from whichever CPU runs the engines;
+	 * the vector is only a hint. One per CPU lets ULPs that size their
+	 * queues by it (nvme-rdma: I/O queues) use every CPU.
+	 */
+	sdev->ib_dev.num_comp_vectors = num_possible_cpus();
 	sib_init_guid(sdev);
 	strscpy(sdev->ib_dev.node_desc, "sib", sizeof(sdev->ib_dev.node_desc));
 	ib_set_device_ops(&sdev->ib_dev, &sib_dev_ops);

@@ -581,6 +581,106 @@ TEST_F_TIMEOUT(ulp, nvme_port_removal, 600)
 	EXPECT_EQ(0, verify_catches_corruption("outage", job, RAND_CORRUPT));
 }
 
+/*
+ * The RDMA device goes away under the ULP while fio writes: @how removes
+ * it (the device itself, or its netdev). ib_core calls nvme-rdma's and
+ * nvmet-rdma's remove callbacks: the host deletes its controller (fio
+ * sees I/O errors: there is no other path), the target its queues, and
+ * the removal must return within 30 s, without a kernel complaint. A new
+ * device on a new veth then carries a new connection whose data fio
+ * verifies.
+ */
+static void nvme_removal(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(ulp) *self,
+			 const FIXTURE_VARIANT(ulp) *variant, const char *how)
+{
+	char job[600], path[128];
+	time_t t0;
+	int rc;
+
+	ASSERT_EQ(0, nvmet_subsys_up());
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
+	snprintf(job, sizeof(job), FIO_RAND "--rate=2m", self->dev);
+	ASSERT_EQ(0, step_bg("fio_removal", 300, job));
+	sleep(2);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_removal.rc ]"))
+		TH_LOG("fio ended before the removal");
+	t0 = time(NULL);
+	rc = step("removal", 60, how, variant->ibdev);
+	fprintf(stderr, "# %s: \"%s\" took %ld s\n", variant->ibdev, how,
+		(long)(time(NULL) - t0));
+	ASSERT_EQ(0, rc) TH_LOG("removing the device under nvme-rdma");
+	EXPECT_GE(30, time(NULL) - t0);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", variant->ibdev);
+	EXPECT_FALSE(path_exists(path)) TH_LOG("%s still registered", variant->ibdev);
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s", self->ctrl);
+	EXPECT_TRUE(wait_path(path, false, 30000))
+		TH_LOG("%s still there 30 s after its device went away", self->ctrl);
+	/* fio fails (no path left); it must end, not hang */
+	EXPECT_NE(-1, step_wait("fio_removal", 60)) TH_LOG("fio hung");
+	EXPECT_EQ(0, shq("! dmesg | grep -Eq 'WARNING:|BUG:|hung_task'"));
+
+	/* A new device, a new connection, new data. */
+	nvme_host_down();
+	nvmet_port_del();
+	shq("ip link del " VETH);
+	ASSERT_EQ(0, dev_setup(variant->type, variant->ibdev));
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over the new device");
+	JOB(job, FIO_RAND, self->dev);
+	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
+}
+
+TEST_F_TIMEOUT(ulp, nvme_device_removal, 600)
+{
+	nvme_removal(_metadata, self, variant, "rdma link del %s");
+}
+
+TEST_F_TIMEOUT(ulp, nvme_netdev_removal, 600)
+{
+	nvme_removal(_metadata, self, variant, "ip link del " VETH " # %s");
+}
+
+/*
+ * sib's fault injection on both directions, 1 % of packets dropped and
+ * 1 % reordered: nvme-rdma's I/O must still complete and verify (RC
+ * recovers every loss), only slower. rdma_rxe has no fault injection.
+ */
+TEST_F_TIMEOUT(ulp, nvme_faults, 900)
+{
+	static const char *const knobs[][2] = {
+		{ "drop", "10000" }, { "reorder", "10000" }, { "dir", "3" },
+		{ "seed", "7" }, { "active", "1" },
+	};
+	char rand[512], seq[512], dbg[96];
+
+	if (strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	ASSERT_EQ(0, nvmet_subsys_up());
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
+	snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/sib/%s/fault", variant->ibdev);
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		ASSERT_EQ(0, sh("echo %s > %s/%s", knobs[i][1], dbg, knobs[i][0]));
+	snprintf(rand, sizeof(rand), FIO "--name=rand --rw=randwrite --bs=4k "
+		 "--offset=0 --size=4M ", self->dev);
+	snprintf(seq, sizeof(seq), FIO "--name=seq --rw=write --bs=1M "
+		 "--offset=16M --size=8M ", self->dev);
+	EXPECT_EQ(0, step("fio_rand_faults", 400, "%s", rand));
+	EXPECT_EQ(0, step("fio_seq_faults", 400, "%s", seq));
+	sh("echo 0 > %s/active", dbg);
+	sh("for k in injected_drop injected_reorder; do echo \"# $k $(cat %s/$k)\"; done >&2",
+	   dbg);
+	fprintf(stderr, "# %s: retransmits %lld, ack_timeouts %lld\n",
+		variant->ibdev, hw_counter(variant->ibdev, "retransmits"),
+		hw_counter(variant->ibdev, "ack_timeouts"));
+	EXPECT_LT(0, hw_counter(variant->ibdev, "retransmits"));
+	/* after the faults, the same data once more */
+	EXPECT_EQ(0, step("verify_rand_faults", 300, "%s --verify_only", rand));
+	EXPECT_EQ(0, step("verify_seq_faults", 300, "%s --verify_only", seq));
+}
+
 /* ---- NFS over RDMA ------------------------------------------------------ */
 
 /*

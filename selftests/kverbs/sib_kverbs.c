@@ -245,6 +245,7 @@ struct kv_cqe {
 	struct completion done;
 	struct ib_wc wc;
 	bool softirq, worker;
+	bool fired;	/* done ran (the completion may be consumed) */
 	struct task_struct *task;
 };
 
@@ -256,6 +257,7 @@ static void kv_cqe_done(struct ib_cq *cq, struct ib_wc *wc)
 	c->softirq = in_serving_softirq();
 	c->worker = !in_interrupt() && current_work();
 	c->task = current;
+	WRITE_ONCE(c->fired, true);
 	complete(&c->done);
 }
 
@@ -273,11 +275,11 @@ static bool kv_cqe_wait(struct kv_cqe *c, struct ib_cq *cq, int ms)
 	if (cq->poll_ctx != IB_POLL_DIRECT)
 		return wait_for_completion_timeout(&c->done,
 						   msecs_to_jiffies(ms));
-	while (!completion_done(&c->done) && time_before(jiffies, end)) {
+	while (!READ_ONCE(c->fired) && time_before(jiffies, end)) {
 		if (!ib_process_cq_direct(cq, 16))
 			usleep_range(20, 100);
 	}
-	return completion_done(&c->done);
+	return READ_ONCE(c->fired);
 }
 
 /* One WC from a CQ polled with ib_poll_cq(); false on time-out. */
@@ -356,6 +358,7 @@ struct kv_pair {
 	struct kv_side s[2];
 	struct kv_opts o;
 	struct ib_qp_cap cap[2];	/* as granted */
+	u32 psn[2];		/* sq_psn of side i, random */
 };
 
 struct kv_run {
@@ -565,7 +568,7 @@ static int kv_connect_rc(struct kv_pair *p, int i)
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 1000 + 77 * !i;
+	a.rq_psn = p->psn[!i];
 	a.max_dest_rd_atomic = min_t(int, 8, s->dev->attrs.max_qp_rd_atom);
 	a.min_rnr_timer = 1;
 	a.ah_attr.type = rdma_ah_find_type(s->dev, 1);
@@ -581,7 +584,7 @@ static int kv_connect_rc(struct kv_pair *p, int i)
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.sq_psn = 1000 + 77 * i;
+	a.sq_psn = p->psn[i];
 	a.max_rd_atomic = min_t(int, 8, s->dev->attrs.max_qp_rd_atom);
 	return kv_modify(s->qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
 			 IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
@@ -616,6 +619,9 @@ static int kv_pair_create(struct kv_pair *p, struct kv_run *r,
 
 	memset(p, 0, sizeof(*p));
 	p->o = *o;
+	/* No packet of an earlier pair's QPN is in sequence for this one. */
+	p->psn[0] = get_random_u32() & 0xffffff;
+	p->psn[1] = get_random_u32() & 0xffffff;
 	for (i = 0; i < 2; i++) {
 		ret = kv_side_create(p, r, i);
 		if (ret)
@@ -1517,7 +1523,7 @@ static int t_drain_rc(struct kv_run *r, unsigned long arg)
 		goto out;
 	ib_drain_qp(p.s[0].qp);
 	for (i = 0; i < 2 * KV_NDRAIN; i++)
-		if (!kv_chk(completion_done(&c[i].done),
+		if (!kv_chk(READ_ONCE(c[i].fired),
 			    "WR %d not completed after ib_drain_qp", i))
 			goto out;
 	for (i = 0; i < KV_NDRAIN; i++) {
@@ -1551,10 +1557,10 @@ static int t_drain_rc(struct kv_run *r, unsigned long arg)
 	for (i = 0; i < KV_NDRAIN; i++) {
 		struct kv_cqe *rc = &c[2 * KV_NDRAIN + i];
 
-		if (!kv_chk(completion_done(&rc->done) &&
+		if (!kv_chk(READ_ONCE(rc->fired) &&
 			    rc->wc.status == IB_WC_WR_FLUSH_ERR,
 			    "peer RECV %d: %s after ib_drain_rq", i,
-			    completion_done(&rc->done) ?
+			    READ_ONCE(rc->fired) ?
 			    kv_st(rc->wc.status) : "not completed"))
 			goto out;
 	}
@@ -1593,11 +1599,11 @@ static int t_drain_ud(struct kv_run *r, unsigned long arg)
 	}
 	ib_drain_qp(p.s[0].qp);
 	for (i = 0; i < 8; i++)
-		if (!kv_chk(completion_done(&c[i].done) &&
+		if (!kv_chk(READ_ONCE(c[i].fired) &&
 			    c[i].wc.status == IB_WC_WR_FLUSH_ERR &&
 			    c[i].wc.opcode == IB_WC_RECV,
 			    "UD RECV %d after ib_drain_qp: %s opcode %d", i,
-			    completion_done(&c[i].done) ?
+			    READ_ONCE(c[i].fired) ?
 			    kv_st(c[i].wc.status) : "not completed",
 			    c[i].wc.opcode))
 			goto out;
@@ -1964,9 +1970,10 @@ static int t_dma_mr(struct kv_run *r, unsigned long arg)
 	u32 grkey;
 	int i;
 
-	if (!kv_chk(!kv_buf_alloc(&a, 2, 2, 100, 200) &&
-		    !kv_buf_alloc(&b, 2, 2, 100, 200) &&
-		    !kv_buf_alloc(&c, 2, 2, 100, 200), "no pages"))
+	/* One chunk each: the DMA MR maps addresses, the region is linear. */
+	if (!kv_chk(!kv_buf_alloc(&a, 3, 1, 100, 200) &&
+		    !kv_buf_alloc(&b, 3, 1, 100, 200) &&
+		    !kv_buf_alloc(&c, 3, 1, 100, 200), "no pages"))
 		goto out;
 	for (i = 0; i < 2; i++) {
 		kv_opts_default(&o);
@@ -2008,8 +2015,8 @@ static int t_dma_mr(struct kv_run *r, unsigned long arg)
 		/* b keeps its bytes for the second pass; unmapped only */
 		ib_dma_unmap_sg(b.dev, b.sg, b.n, DMA_BIDIRECTIONAL);
 		b.mapped = 0;
-		if (kv_buf_alloc(&a, 2, 2, 100, 200) ||
-		    kv_buf_alloc(&c, 2, 2, 100, 200))
+		if (kv_buf_alloc(&a, 3, 1, 100, 200) ||
+		    kv_buf_alloc(&c, 3, 1, 100, 200))
 			goto out;
 	}
 out:

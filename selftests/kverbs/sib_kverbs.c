@@ -1838,9 +1838,11 @@ static void kv_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * rdma_rw_ctx over 6 page entries on a QP of 2 send SGEs (several WRs),
- * a READ then a WRITE against a fast-registered region. @arg: require
- * that rdma_rw registered MRs (ib_core.force_mr=1).
+ * rdma_rw_ctx over 6 page entries (the first at an offset, the last
+ * short: a list one MR can map, as rdma_rw wants when it registers) on a
+ * QP of 2 send SGEs (several WRs without MRs), a READ then a WRITE
+ * against a fast-registered region. @arg: require that rdma_rw
+ * registered MRs (ib_core.force_mr=1).
  */
 static int t_rdma_rw(struct kv_run *r, unsigned long arg)
 {
@@ -1857,25 +1859,12 @@ static int t_rdma_rw(struct kv_run *r, unsigned long arg)
 	/* DIRECT: the wr_id WRs of kv_fastreg() share the CQs */
 	o.send_sge = 2;
 	o.rdma_ctxs = 4;
-	if (!kv_chk(!kv_buf_alloc(&f.t, 0, 4, 300, 500) &&
-		    !kv_buf_alloc(&a, 0, 6, 0, 0), "no pages"))
+	if (!kv_chk(!kv_buf_alloc(&f.t, 0, 6, 300, 500) &&
+		    !kv_buf_alloc(&a, 0, 6, 300, 500), "no pages"))
 		goto out;
 	if (kv_pair_create(&f.p, r, &o))
 		goto out;
-	/* 6 entries of the sink/source summing to the region's length. */
-	{
-		unsigned int i, left = f.t.len;
-
-		for (i = 0; i < 6; i++) {
-			unsigned int n = i == 5 ? left : f.t.len / 6;
-
-			sg_set_page(&a.sg[i], a.pg[i], n, 0);
-			left -= n;
-		}
-		a.len = f.t.len;
-		a.tail = PAGE_SIZE - a.sg[5].length;
-	}
-	f.mr = ib_alloc_mr(f.p.s[1].pd, IB_MR_TYPE_MEM_REG, 4);
+	f.mr = ib_alloc_mr(f.p.s[1].pd, IB_MR_TYPE_MEM_REG, 6);
 	if (!kv_chk(!IS_ERR(f.mr), "ib_alloc_mr: %ld", PTR_ERR(f.mr))) {
 		f.mr = NULL;
 		goto out;
@@ -1886,28 +1875,17 @@ static int t_rdma_rw(struct kv_run *r, unsigned long arg)
 	for (pass = 0; pass < 2; pass++) {
 		enum dma_data_direction dir = pass ? DMA_TO_DEVICE :
 						     DMA_FROM_DEVICE;
-		unsigned int i;
+		const char *what = pass ? "WRITE" : "READ";
 
-		for (i = 0; i < 6; i++)
-			memset(page_address(a.pg[i]), 0, PAGE_SIZE);
 		if (pass) {
-			/* kv_buf_at() walks chunks: a's entries are not full */
-			size_t k = 0;
-
-			for (i = 0; i < 6; i++) {
-				u8 *pg = page_address(a.pg[i]);
-				unsigned int j;
-
-				for (j = 0; j < a.sg[i].length; j++, k++)
-					pg[j] = kv_pat(82, k);
-			}
+			kv_buf_fill(&a, 82);
 		} else {
+			memset(kv_buf_at(&a, 0), 0, a.chunk - a.off);
 			kv_buf_fill(&f.t, 81);
 		}
-		ret = rdma_rw_ctx_init(&ctx, f.p.s[0].qp, 1, a.sg, 6, 0,
+		ret = rdma_rw_ctx_init(&ctx, f.p.s[0].qp, 1, a.sg, a.n, 0,
 				       f.m.addr, f.m.rkey, dir);
-		if (!kv_chk(ret > 0, "rdma_rw_ctx_init(%s): %d",
-			    pass ? "WRITE" : "READ", ret))
+		if (!kv_chk(ret > 0, "rdma_rw_ctx_init(%s): %d", what, ret))
 			goto out;
 		inited = true;
 		type = ctx.type;
@@ -1919,41 +1897,28 @@ static int t_rdma_rw(struct kv_run *r, unsigned long arg)
 		kv_cqe_init(&c);
 		c.cqe.done = kv_rw_done;
 		ret = rdma_rw_ctx_post(&ctx, f.p.s[0].qp, 1, &c.cqe, NULL);
-		if (!kv_chk(!ret, "rdma_rw_ctx_post: %d", ret) ||
+		if (!kv_chk(!ret, "rdma_rw_ctx_post(%s): %d", what, ret) ||
 		    !kv_chk(kv_cqe_wait(&c, f.p.s[0].scq, KV_WAIT_MS),
-			    "rdma_rw: no completion") ||
+			    "rdma_rw %s: no completion", what) ||
 		    !kv_chk(c.wc.status == IB_WC_SUCCESS,
-			    "rdma_rw %s: %s opcode %d", pass ? "WRITE" : "READ",
+			    "rdma_rw %s: %s opcode %d", what,
 			    kv_st(c.wc.status), c.wc.opcode))
 			goto out;
-		rdma_rw_ctx_destroy(&ctx, f.p.s[0].qp, 1, a.sg, 6, dir);
+		rdma_rw_ctx_destroy(&ctx, f.p.s[0].qp, 1, a.sg, a.n, dir);
 		inited = false;
 		if (pass) {
-			if (!kv_sync(&f.p))
+			if (!kv_sync(&f.p) ||
+			    !kv_buf_check(&f.t, 82, 0, "rdma_rw WRITE's target"))
 				goto out;
-			kv_buf_check(&f.t, 82, 0, "rdma_rw WRITE's target");
-		} else {
-			size_t k = 0;
-
-			for (i = 0; i < 6 && !kv_nfail; i++) {
-				u8 *pg = page_address(a.pg[i]);
-				unsigned int j;
-
-				for (j = 0; j < a.sg[i].length; j++, k++)
-					if (!kv_chk(pg[j] == kv_pat(81, k),
-						    "rdma_rw READ: byte %zu is 0x%02x",
-						    k, pg[j]))
-						break;
-			}
-		}
-		if (kv_nfail)
+		} else if (!kv_buf_check(&a, 81, 0, "rdma_rw READ's sink")) {
 			goto out;
+		}
 	}
 	kv_say(false, "rdma_rw context type %d (%s)", type,
 	       type == KV_RW_MR ? "MRs" : "SGEs");
 out:
 	if (inited)
-		rdma_rw_ctx_destroy(&ctx, f.p.s[0].qp, 1, a.sg, 6,
+		rdma_rw_ctx_destroy(&ctx, f.p.s[0].qp, 1, a.sg, a.n,
 				    pass ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
 	kv_fr_destroy(&f);
 	kv_buf_free(&a);

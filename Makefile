@@ -34,7 +34,7 @@ VM_RUN := $(TOP)/scripts/vm-run
 DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
-.PHONY: all module provider selftests setup check check-debug run bench fuzz load install \
+.PHONY: all module kverbs provider selftests setup check check-debug run bench fuzz load install \
 	checkpatch clean ksrc
 
 all: module provider selftests
@@ -43,6 +43,13 @@ module:
 	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
 	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+# The kernel verbs tests' module (selftests/kverbs/sib_kverbs.ko), run by
+# selftests/sib_kverbs; built with the selftests.
+kverbs:
+	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
+	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs modules
 
 provider:
 	$(MAKE) -C provider
@@ -60,7 +67,7 @@ $(KSRC_STAMP):
 
 ksrc: $(KSRC_STAMP)
 
-selftests: $(KSRC_STAMP)
+selftests: $(KSRC_STAMP) kverbs
 	$(MAKE) -C selftests KSFT_DIR=$(KSRC)/tools/testing/selftests
 
 setup:
@@ -122,10 +129,12 @@ USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 
 checkpatch: $(KSRC_STAMP)
 	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) uapi/*.h
+	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs clean
 	-$(MAKE) -C provider clean
 	-$(MAKE) -C selftests clean
 	rm -rf .build

@@ -774,6 +774,7 @@ static void sib_qp_reset(struct sib_qp *qp)
 		WRITE_ONCE(qp->rq.hdr->credit_wanted, 0);
 	}
 	qp->sq_drained_sent = false;
+	qp->last_wqe_sent = false;
 }
 
 /*
@@ -1242,6 +1243,28 @@ static void sib_flush_sq(struct sib_qp *qp)
 	qp->req.rd_atomic = 0;
 }
 
+/*
+ * IBA 11.6.3.1, Last WQE Reached: a QP of an SRQ in the error state takes
+ * no more WQEs from it (the responder runs only in RTR and later states,
+ * under the engine lock we hold), and the one it was receiving into is
+ * flushed. Tell the owner once per entry into the error state.
+ */
+static void sib_qp_last_wqe(struct sib_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ib_qp.device,
+		.element.qp = &qp->ib_qp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	lockdep_assert_held(&qp->engine);
+	if (qp->last_wqe_sent || !qp->ib_qp.srq)
+		return;
+	qp->last_wqe_sent = true;
+	if (qp->ib_qp.event_handler)
+		qp->ib_qp.event_handler(&ev, qp->ib_qp.qp_context);
+}
+
 static void sib_flush_rq(struct sib_qp *qp)
 {
 	struct sib_cqe cqe = {
@@ -1257,8 +1280,11 @@ static void sib_flush_rq(struct sib_qp *qp)
 		sib_cq_post(sib_qp_rcq(qp), &cqe, false);
 		qp->resp.rwqe_valid = false;
 	}
-	if (!qp->rq.hdr)
-		return;		/* an SRQ's WQEs are not the QP's to flush */
+	if (!qp->rq.hdr) {
+		/* An SRQ's WQEs are not the QP's to flush. */
+		sib_qp_last_wqe(qp);
+		return;
+	}
 	/* Malformed WQEs (-EBADMSG) are flushed too; a corrupted index stops. */
 	for (;;) {
 		ret = sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, &rwqe);

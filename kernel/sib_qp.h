@@ -401,6 +401,7 @@ struct sib_qp {
 	spinlock_t sq_lock;	/* see above */
 	spinlock_t rq_lock;	/* see above */
 	bool sq_drained_sent;
+	bool last_wqe_sent;	/* IB_EVENT_QP_LAST_WQE_REACHED, in ERR */
 	struct sib_req req;
 	struct sib_comp comp;
 	struct sib_resp resp;

@@ -356,6 +356,10 @@ bool sib_wire_busy(struct sib_qp *qp);
  * @destroying:	set once destroy begins; nothing re-arms work or timers
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
  * @sq_lock, @rq_lock: serialise kernel consumers posting to the rings
+ * @sq_drained_sent: IB_EVENT_SQ_DRAINED was sent for this drain (set
+ *		under @engine)
+ * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was sent since the QP
+ *		entered the error state (a QP of an SRQ), under @engine
  * @route:	transmit route cache, under @engine
  * @kpoll_prod:	SQ producer index last seen by the doorbell suppression
  *		(sib_kpoll_set()), under @engine
@@ -401,7 +405,7 @@ struct sib_qp {
 	spinlock_t sq_lock;	/* see above */
 	spinlock_t rq_lock;	/* see above */
 	bool sq_drained_sent;
-	bool last_wqe_sent;	/* IB_EVENT_QP_LAST_WQE_REACHED, in ERR */
+	bool last_wqe_sent;
 	struct sib_req req;
 	struct sib_comp comp;
 	struct sib_resp resp;

@@ -650,39 +650,58 @@ TEST_F_TIMEOUT(ulp, nvme_netdev_removal, 600)
 }
 
 /*
+ * sib's fault injection on @ibdev (debugfs), both directions: 1 % of the
+ * packets dropped, 1 % reordered, a fixed seed.
+ */
+static int faults_on(const char *ibdev)
+{
+	static const char *const knobs[][2] = {
+		{ "drop", "10000" }, { "reorder", "10000" }, { "dir", "3" },
+		{ "seed", "7" }, { "active", "1" },
+	};
+
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (sh("echo %s > /sys/kernel/debug/sib/%s/fault/%s",
+		       knobs[i][1], ibdev, knobs[i][0]))
+			return -1;
+	return 0;
+}
+
+/* Fault injection off; print what it did. Returns the retransmissions. */
+static long long faults_off(const char *ibdev)
+{
+	long long rexmit = hw_counter(ibdev, "retransmits");
+
+	sh("echo 0 > /sys/kernel/debug/sib/%s/fault/active", ibdev);
+	sh("cd /sys/kernel/debug/sib/%s/fault && for k in injected_drop "
+	   "injected_reorder; do echo \"# $k $(cat $k)\"; done >&2", ibdev);
+	fprintf(stderr, "# %s: retransmits %lld, ack_timeouts %lld\n", ibdev,
+		rexmit, hw_counter(ibdev, "ack_timeouts"));
+	return rexmit;
+}
+
+/*
  * sib's fault injection on both directions, 1 % of packets dropped and
  * 1 % reordered: nvme-rdma's I/O must still complete and verify (RC
  * recovers every loss), only slower. rdma_rxe has no fault injection.
  */
 TEST_F_TIMEOUT(ulp, nvme_faults, 900)
 {
-	static const char *const knobs[][2] = {
-		{ "drop", "10000" }, { "reorder", "10000" }, { "dir", "3" },
-		{ "seed", "7" }, { "active", "1" },
-	};
-	char rand[512], seq[512], dbg[96];
+	char rand[512], seq[512];
 
 	if (strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
 	ASSERT_EQ(0, nvmet_subsys_up());
 	ASSERT_EQ(0, nvmet_port_add());
 	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
-	snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/sib/%s/fault", variant->ibdev);
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-		ASSERT_EQ(0, sh("echo %s > %s/%s", knobs[i][1], dbg, knobs[i][0]));
+	ASSERT_EQ(0, faults_on(variant->ibdev));
 	snprintf(rand, sizeof(rand), FIO "--name=rand --rw=randwrite --bs=4k "
 		 "--offset=0 --size=4M ", self->dev);
 	snprintf(seq, sizeof(seq), FIO "--name=seq --rw=write --bs=1M "
 		 "--offset=16M --size=8M ", self->dev);
 	EXPECT_EQ(0, step("fio_rand_faults", 400, "%s", rand));
 	EXPECT_EQ(0, step("fio_seq_faults", 400, "%s", seq));
-	sh("echo 0 > %s/active", dbg);
-	sh("for k in injected_drop injected_reorder; do echo \"# $k $(cat %s/$k)\"; done >&2",
-	   dbg);
-	fprintf(stderr, "# %s: retransmits %lld, ack_timeouts %lld\n",
-		variant->ibdev, hw_counter(variant->ibdev, "retransmits"),
-		hw_counter(variant->ibdev, "ack_timeouts"));
-	EXPECT_LT(0, hw_counter(variant->ibdev, "retransmits"));
+	EXPECT_LT(0, faults_off(variant->ibdev));
 	/* after the faults, the same data once more */
 	EXPECT_EQ(0, step("verify_rand_faults", 300, "%s --verify_only", rand));
 	EXPECT_EQ(0, step("verify_seq_faults", 300, "%s --verify_only", seq));
@@ -752,14 +771,16 @@ static int sha256(const char *path, char *out, size_t size)
  * Mount the export with proto=rdma and @vers, write a file of
  * SIB_ULP_NFS_MB MiB of random data through it (fsync), drop the caches,
  * read it back: same SHA-256. Then a byte of the file is changed on the
- * server: read back again, the sum must differ.
+ * server: read back again, the sum must differ. With @faults, sib's fault
+ * injection is on while the file is written and read (16 MiB at most).
  */
 static void nfs_test(struct __test_metadata *_metadata,
 		     FIXTURE_DATA(ulp) *self, const char *ibdev,
-		     const char *vers, const char *opts, const char *path)
+		     const char *vers, const char *opts, const char *path,
+		     bool faults)
 {
 	char want[80], got[80], opt[128];
-	int mb = nfs_mb();
+	int mb = faults && nfs_mb() > 16 ? 16 : nfs_mb();
 	long long sent;
 
 	ASSERT_EQ(0, nfs_server_up(mb));
@@ -773,6 +794,8 @@ static void nfs_test(struct __test_metadata *_metadata,
 		TH_LOG("not an NFSv%s mount over RDMA", vers);
 		sh("grep \" " MNT " \" /proc/mounts | sed 's/^/# /' >&2");
 	}
+	if (faults)
+		ASSERT_EQ(0, faults_on(ibdev));
 
 	count_start(self, ibdev);
 	ASSERT_EQ(0, step("write", 600, "head -c %dM /dev/urandom > " LOGDIR
@@ -788,6 +811,8 @@ static void nfs_test(struct __test_metadata *_metadata,
 	EXPECT_GE(sent, 2LL * mb << 8) TH_LOG("too few packets on %s for the data",
 					      ibdev);
 	EXPECT_EQ(0, shq("cmp " LOGDIR "/src " EXPORT "/f")) TH_LOG("the server's copy");
+	if (faults)
+		EXPECT_LT(0, faults_off(ibdev)) TH_LOG("no loss was recovered");
 
 	/* one byte changed on the server: the client must see it */
 	ASSERT_EQ(0, step("corrupt", 30, "printf X | dd of=" EXPORT "/f bs=1 "
@@ -803,12 +828,71 @@ static void nfs_test(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(ulp, nfs_v3, 900)
 {
-	nfs_test(_metadata, self, variant->ibdev, "3", ",nolock", EXPORT);
+	nfs_test(_metadata, self, variant->ibdev, "3", ",nolock", EXPORT, false);
 }
 
 TEST_F_TIMEOUT(ulp, nfs_v4_2, 900)
 {
-	nfs_test(_metadata, self, variant->ibdev, "4.2", "", "/");
+	nfs_test(_metadata, self, variant->ibdev, "4.2", "", "/", false);
+}
+
+/*
+ * The RDMA device goes away under an NFSv4.2 mount while fio writes a
+ * file through it (rate-limited, O_DIRECT): the removal must return
+ * within 30 s (rpcrdma and svcrdma let go of the device), and the mount
+ * is hard, so its I/O waits. The same device comes back on the same
+ * veth; the client must reconnect on it by itself, fio complete and
+ * verify, and a file written before the removal read back unchanged.
+ */
+TEST_F_TIMEOUT(ulp, nfs_device_removal, 900)
+{
+	char want[80], got[80], path[128];
+	time_t t0;
+	int rc;
+
+	ASSERT_EQ(0, nfs_server_up(64));
+	ASSERT_EQ(0, step("mount", 60, "mount -t nfs -o vers=4.2,proto=rdma,port="
+			  NFS_PORT " " ADDR ":/ " MNT));
+	ASSERT_EQ(0, step("write", 120, "head -c 8M /dev/urandom > " LOGDIR
+			  "/src && cp " LOGDIR "/src " MNT "/f && sync " MNT "/f"));
+	ASSERT_EQ(0, sha256(LOGDIR "/src", want, sizeof(want)));
+	ASSERT_EQ(0, step_bg("fio_nfs", 600, "fio --name=nfs --filename=" MNT
+			     "/g --direct=1 --rw=write --bs=64k --size=8M "
+			     "--rate=1m --verify=crc32c --verify_fatal=1"));
+	sleep(2);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_nfs.rc ]"))
+		TH_LOG("fio ended before the removal");
+
+	t0 = time(NULL);
+	rc = step("removal", 60, "rdma link del %s", variant->ibdev);
+	fprintf(stderr, "# %s: rdma link del under NFS took %ld s\n",
+		variant->ibdev, (long)(time(NULL) - t0));
+	ASSERT_EQ(0, rc) TH_LOG("removing the device under rpcrdma");
+	EXPECT_GE(30, time(NULL) - t0);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", variant->ibdev);
+	EXPECT_FALSE(path_exists(path)) TH_LOG("%s still registered", variant->ibdev);
+	sleep(2);
+
+	t0 = time(NULL);
+	ASSERT_EQ(0, step("link_add_again", 60, "rdma link add %s type %s netdev "
+			  VETH, variant->ibdev, variant->type));
+	ASSERT_LE(0, wait_gid_index(variant->ibdev, ADDR));
+	EXPECT_EQ(0, step_wait("fio_nfs", 300)) TH_LOG("fio across the removal");
+	fprintf(stderr, "# fio done %ld s after the device came back\n",
+		(long)(time(NULL) - t0));
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(MNT "/f", got, sizeof(got))) TH_LOG("reading back");
+	EXPECT_STREQ(want, got) TH_LOG("the file written before the removal");
+	EXPECT_EQ(0, shq("! dmesg | grep -Eq 'WARNING:|BUG:|hung_task'"));
+	EXPECT_EQ(0, step("umount", 60, "umount " MNT));
+}
+
+/* NFSv4.2 with 1 % of the packets dropped and 1 % reordered: sib only. */
+TEST_F_TIMEOUT(ulp, nfs_faults, 900)
+{
+	if (strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	nfs_test(_metadata, self, variant->ibdev, "4.2", "", "/", true);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -95,13 +95,16 @@ static void sib_fault_release_held(struct timer_list *t)
  * @f:		the device's fault state
  * @dir:	SIB_FAULT_TX or SIB_FAULT_RX
  * @skb:	the packet (its sib_pkt filled in)
- * @extra:	a second packet to deliver after the returned one, or NULL
+ * @extra:	set to a second packet to deliver after the returned one
+ *		(a duplicate, or the packet held back for reordering), or NULL
  * @can_hold:	reordering and delay may keep the packet (f->deliver can
  *		deliver it later); otherwise only drop, dup and corrupt act
  *
- * Returns the packet to deliver now (possibly with a held-back one to
- * deliver after it in *@extra), or NULL when the fault layer took it
- * (dropped, held for reordering, or delayed).
+ * Context: any; takes @f->lock with irqsave.
+ *
+ * Return: the packet to deliver now (possibly with a held-back one or a
+ * duplicate to deliver after it in *@extra), or NULL when the fault layer
+ * took it (dropped, held for reordering, or delayed).
  */
 struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 				struct sk_buff *skb, struct sk_buff **extra,

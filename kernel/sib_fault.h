@@ -37,21 +37,53 @@ enum sib_fault_injected {
 
 /**
  * struct sib_fault - a device's fault injection state
- * @lock:	guards the generator, @held, @delayed and @injected; the
- *		knobs are plain u32s written from debugfs and read under it
- * @active:	master switch, read locklessly on the hot path
- * @drop, @dup, @reorder, @delay, @corrupt: probabilities in ppm
- * @delay_us:	how long a delayed packet is held
- * @dir:	SIB_FAULT_TX and/or SIB_FAULT_RX
- * @classes:	enum sib_fault_class mask
- * @seed, @rnd:	the generator and the seed it started from
- * @held:	a packet held back for reordering; it goes after the next
- *		packet, or when @held_timer fires (a jiffy later) if none comes
- * @delayed, @timer: delayed packets and the timer that releases them
- * @deliver:	how released packets continue (the device's delivery)
- * @injected:	faults injected so far, by kind
+ * @lock:	guards the generator (@seed, @rnd), @held, @delayed,
+ *		@injected and @dying, and the arming of both timers; taken
+ *		with irqsave. The knobs (@drop to @classes) are plain u32s
+ *		that debugfs writes without it; sib_fault_apply() reads
+ *		them under it
+ * @active:	master switch, written with WRITE_ONCE() (debugfs "active",
+ *		sib_fault_fini()) and read locklessly on the hot path
+ * @drop:	probability that a packet is dropped, in parts per million
+ *		(debugfs "drop"; 1000000 or more: every packet)
+ * @dup:	probability that a packet is duplicated, in parts per
+ *		million; the copy is delivered right after it
+ * @reorder:	probability that a packet is held back for reordering
+ *		(see @held), in parts per million
+ * @delay:	probability that a packet is delayed by @delay_us, in parts
+ *		per million
+ * @corrupt:	probability that a packet is corrupted, in parts per
+ *		million: the wire path sends it with a wrong ICRC, the local
+ *		path drops it as an ICRC error
+ * @delay_us:	how long a delayed packet is held, in microseconds (rounded
+ *		up to whole jiffies); 1000 at first
+ * @dir:	where faults act: SIB_FAULT_TX and/or SIB_FAULT_RX;
+ *		SIB_FAULT_TX at first
+ * @classes:	enum sib_fault_class mask of the opcode classes faults act
+ *		on; SIB_FC_ALL at first
+ * @seed:	the seed @rnd started from (1 at first); writing debugfs
+ *		"seed" reseeds @rnd, so that a run can be repeated. Written
+ *		under @lock, read without it by debugfs
+ * @rnd:	the pseudo-random generator every roll draws from; under @lock
+ * @held:	a packet held back for reordering, or NULL; it goes after the
+ *		next packet, or when @held_timer fires if none comes
+ * @held_timer:	fires a jiffy after a packet is held and lets @held go on
+ *		its own
+ * @delayed:	delayed packets, in the order they are due (each one's
+ *		sib_pkt.due, in jiffies); manipulated with the unlocked
+ *		skb queue helpers under @lock
+ * @timer:	releases the packets of @delayed that are due, and re-arms
+ *		itself for the next one unless @dying
+ * @sdev:	the device, passed to @deliver; constant
+ * @deliver:	how released packets continue (the device's delivery for
+ *		@dir); called from the timers without @lock; constant
+ * @injected:	faults injected so far, by enum sib_fault_injected; counted
+ *		under @lock, read without it by debugfs ("injected_*")
+ * @dir_dentry:	the device's debugfs directory, sib/<ibdev>, which holds
+ *		"objects" and "fault/"; removed by sib_fault_fini()
  * @dying:	the device is going away: hold and delay nothing more, so
- *		that no timer is armed after sib_fault_fini() stopped them
+ *		that no timer is armed after sib_fault_fini() stopped them;
+ *		set under @lock
  */
 struct sib_fault {
 	spinlock_t lock;	/* see above */

@@ -289,9 +289,14 @@ void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
 
 /**
  * sib_mr_copy_skb() - sib_mr_copy() with the payload of an skb
- * @mr, @iova, @len, @dir: as for sib_mr_copy()
+ * @mr:		from sib_mr_get() (NULL only with @len == 0)
+ * @iova:	the *mr_iova sib_mr_get() returned (or further into that
+ *		checked range)
  * @skb:	the packet; linear or with page fragments
  * @off:	offset of the first byte in @skb's data
+ * @len:	bytes, within the range sib_mr_get() checked
+ * @dir:	SIB_TO_MEM writes @skb's bytes into the MR, SIB_FROM_MEM
+ *		reads the MR into @skb's bytes
  *
  * Context: any, no sleeping.
  */
@@ -383,9 +388,20 @@ int sib_sgl_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 
 /**
  * sib_sgl_copy_skb() - sib_sgl_copy() with the payload of an skb
+ * @sdev:	the device
+ * @pd:		the QP's PD
+ * @qpn:	the QP's number
+ * @sge:	the SGE list, in kernel memory
+ * @num_sge:	entries in @sge
+ * @pos:	where to continue; advanced by the bytes copied
  * @skb:	the packet; linear or with page fragments
  * @off:	offset of the first byte in @skb's data
- * Other parameters and the return value as for sib_sgl_copy().
+ * @len:	bytes to copy
+ * @dir:	SIB_TO_MEM scatters @skb's bytes into the SGEs (needs local
+ *		write), SIB_FROM_MEM gathers them into @skb (local read)
+ *
+ * Context: any, no sleeping.
+ * Return: as for sib_sgl_copy().
  */
 int sib_sgl_copy_skb(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 		     const struct sib_sge *sge, u32 num_sge,
@@ -394,8 +410,15 @@ int sib_sgl_copy_skb(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 
 /**
  * sib_sgl_frags() - gather SGEs into an skb as page fragments
+ * @sdev:	the device
+ * @pd:		the QP's PD
+ * @qpn:	the QP's number
+ * @sge:	the SGE list, in kernel memory; each SGE used needs local
+ *		read, as for sib_sgl_copy() with SIB_FROM_MEM
+ * @num_sge:	entries in @sge
+ * @pos:	where to continue; advanced by the bytes appended
  * @skb:	the packet the fragments are appended to
- * Other parameters as for sib_sgl_copy() with SIB_FROM_MEM.
+ * @len:	bytes to append
  *
  * Context: any, no sleeping.
  * Return: as sib_sgl_copy(), or -E2BIG when an SGE's MR cannot give

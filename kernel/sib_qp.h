@@ -74,11 +74,16 @@ enum sib_swqe_state {
  * @len:	message length
  * @sent:	bytes sent so far
  * @pos:	gather position of @sent in the SGE list
- * @rcvd:	READ: response bytes received; @rpos: their scatter position
+ * @rcvd:	READ: response bytes received (and scattered) so far
+ * @rpos:	READ: scatter position of @rcvd in the SGE list, where the
+ *		next response's payload goes
  * @ssn:	send sequence number of its message (for credits)
  * @all_sent:	every packet went out once: @first_psn and @last_psn are
  *		final, also while the WQE is being sent again after a rewind
  * @begun:	SEND/WRITE: its first packet went out, @first_psn is valid
+ *
+ * Engine-private: lives in the QP's @swqe array and is read and written
+ * only under the QP's @engine mutex.
  */
 struct sib_swqe {
 	struct sib_send_wqe *wr;
@@ -203,10 +208,23 @@ struct sib_resp_read {
  *		FIRST/MIDDLE/LAST sequence check; 0xff when between messages
  * @nak_seq:	a PSN sequence error NAK was sent and not yet cleared
  * @rwqe_valid:	@rwqe holds the receive WQE of the SEND in progress
- * @rwqe, @pos, @rcvd: that WQE, its scatter position and bytes so far
- * @rkey, @va, @resid: RDMA WRITE in progress: target key, next address,
- *		bytes left of the RETH's length; @write_len: the RETH's length
- * @res, @res_next: READ/atomic resources (max_dest_rd_atomic entries)
+ * @rwqe:	the receive WQE taken (from the RQ or the SRQ) for the SEND or
+ *		WRITE_WITH_IMM in progress, copied and validated; valid while
+ *		@rwqe_valid
+ * @pos:	scatter position in @rwqe's SGE list of the next payload byte
+ * @rcvd:	bytes of the message received into @rwqe so far (the
+ *		completion's byte_len)
+ * @rkey:	RDMA WRITE in progress: the RETH's rkey, looked up again for
+ *		every packet (no MR reference is held between packets)
+ * @va:		RDMA WRITE in progress: the target address of the next byte
+ * @resid:	RDMA WRITE in progress: bytes left of the RETH's length
+ * @write_len:	RDMA WRITE in progress: the RETH's length (the byte_len of
+ *		a WRITE_WITH_IMM completion)
+ * @res:	READ/atomic resources, kept to answer duplicates; the first
+ *		max(max_dest_rd_atomic, 1) entries are used, as a ring; an
+ *		entry with opcode 0 is unused
+ * @res_next:	index in @res of the entry the next READ or atomic
+ *		overwrites (the oldest), modulo max(max_dest_rd_atomic, 1)
  * @rd:		the READ whose responses are being sent
  * @starved:	the last credits told to the requester were zero (or an
  *		RNR NAK): the next receive posted sends a credit update
@@ -232,7 +250,10 @@ struct sib_resp {
 
 /**
  * struct sib_route - where a QP's packets went last (sib_net.c)
- * @dgid, @sgid, @network_type: the address vector this was computed for
+ * @dgid:	destination GID of the address vector this was computed for
+ * @sgid:	source GID of that address vector
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, of that address
+ *		vector
  * @valid:	the fields below belong to that address vector
  * @local:	the destination is this device: the local path
  * @dst:	cached route to a remote destination (a reference), or NULL
@@ -322,16 +343,29 @@ bool sib_wire_busy(struct sib_qp *qp);
  *		doorbell file
  * @ref:	references: one for the QP number table entry, one per
  *		lookup in flight; @done completes when it drops to zero
+ * @done:	completed by sib_qp_put() when @ref drops to zero;
+ *		sib_destroy_qp() drops the table's reference and waits for it
  * @state_lock:	guards @state and @attr against concurrent verbs and the
  *		engines; a spinlock taken with interrupts off, since engines
  *		read the state from the work item
  * @state:	the IBA state
- * @attr:	attributes as last modified (for query_qp), under @state_lock
+ * @attr:	attributes as last modified (for query_qp), under @state_lock;
+ *		modify_qp holds @engine too, so the engines read the fields
+ *		only modify_qp changes under @engine
  * @mtu:	path MTU in bytes
  * @av:		RC/UC destination, from the last modify with IB_QP_AV; written
  *		under both @engine and @state_lock, so either one suffices
  *		to read it (the engines use @engine)
- * @sq, @rq:	rings (no @rq with an SRQ)
+ * @max_send_sge: SGEs a send WQE may carry (what an @sq slot holds, at
+ *		most SIB_MAX_SGE); set at creation, constant
+ * @max_recv_sge: SGEs a receive WQE may carry (what an @rq slot holds, at
+ *		most SIB_MAX_SGE); set at creation, constant; 0 with an SRQ
+ * @sq:		the send ring. Its producer is the process, or sib_post_send()
+ *		under @sq_lock for a kernel QP; its consumer side (@sq.kidx)
+ *		is under @engine
+ * @rq:		the receive ring, none (@rq.hdr NULL) with an SRQ. Its
+ *		producer is the process, or sib_post_recv() under @rq_lock;
+ *		its consumer side is under @engine
  * @sq_shadow:	the kernel's copy of every SQ slot (@sq.slot_size each)
  * @swqe:	per SQ slot progress
  * @max_inline: inline bytes a SQ slot holds
@@ -343,6 +377,10 @@ bool sib_wire_busy(struct sib_qp *qp);
  *		its own item, so that destroy can cancel both)
  * @async_backoff: until when streaming doorbells run the engines in the
  *		caller (jiffies): set when the worker found its CPU busy
+ * @engine:	serialises the engines, and guards their state (@req,
+ *		@comp, @resp, @swqe, @sq_shadow, the consumer side of the
+ *		rings); held by whoever runs them, by modify_qp (with
+ *		@state_lock inside it) and, briefly, by destroy
  * @rnr_timer:	RNR NAK back-off
  * @retrans_timer: local ACK timeout; lazy (see sib_comp.c): it expires at
  *		@retrans_due if @retrans_on, both written under @engine
@@ -352,14 +390,22 @@ bool sib_wire_busy(struct sib_qp *qp);
  *		(sib_wire_busy())
  * @tx_held:	this pass held RoCEv2 packets back; under @engine
  * @tx_cpu:	the CPU that sent the QP's last RoCEv2 packet; under @engine
- * @events:	timer expiries for the engine (SIB_QP_*_FIRED bits)
+ * @events:	bits for the engine (the SIB_QP_* enum below): timer
+ *		expiries, work pending, a credit update to send; atomic
+ *		bit operations from any context
  * @destroying:	set once destroy begins; nothing re-arms work or timers
  * @sig_all:	every send WQE completes (IB_SIGNAL_ALL_WR)
- * @sq_lock, @rq_lock: serialise kernel consumers posting to the rings
+ * @sq_lock:	serialises kernel consumers posting to @sq (sib_post_send());
+ *		taken with irqsave; unused for a user QP
+ * @rq_lock:	serialises kernel consumers posting to @rq (sib_post_recv());
+ *		taken with irqsave; unused for a user QP
  * @sq_drained_sent: IB_EVENT_SQ_DRAINED was sent for this drain (set
  *		under @engine)
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was sent since the QP
  *		entered the error state (a QP of an SRQ), under @engine
+ * @req:	requester state, under @engine
+ * @comp:	completer state, under @engine
+ * @resp:	responder state, under @engine
  * @route:	transmit route cache, under @engine
  * @kpoll_prod:	SQ producer index last seen by the doorbell suppression
  *		(sib_kpoll_set()), under @engine

@@ -147,6 +147,9 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
  * @ack_req:	set the AckReq bit
  *
  * Every extended header is zeroed for the caller to fill.
+ *
+ * Return: the packet, linear, its sib_pkt filled in and room left for
+ * @paylen bytes, the pad and the ICRC; or NULL (no memory).
  */
 struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
 			      u32 psn, bool ack_req)
@@ -240,7 +243,8 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
  * Nothing in the packet is trusted: the opcode must be one sib speaks, the
  * transport version 0 and the P_Key the default one, the headers the
  * opcode implies must fit, and the pad count must fit the payload.
- * Returns 0 or -EINVAL (the caller drops the packet and counts it).
+ *
+ * Return: 0, or -EINVAL (the caller drops the packet and counts it).
  */
 int sib_pkt_parse(struct sk_buff *skb)
 {
@@ -579,10 +583,12 @@ bool sib_pkt_span_ok(const struct sib_pkt *pkt, u32 mtu)
 /**
  * sib_pkt_alloc_gather - a packet with @paylen bytes of a send WQE
  * @qp:		the sending QP (engine mutex held)
- * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
+ * @opcode:	IBA opcode
  * @paylen:	payload bytes, from @s's current position on
  * @npkts:	PSNs the packet stands for (> 1: a local burst, see
  *		sib_pkt_may_burst(); built of page fragments or not at all)
+ * @psn:	packet sequence number (of the first PSN of a burst)
+ * @ack_req:	set the AckReq bit
  * @s:		the WQE; its gather position moves past the bytes
  * @err:	set on failure: -ENOMEM, -E2BIG (a burst that needs a
  *		copy: send single packets), or the error of sib_sgl_copy()
@@ -645,13 +651,17 @@ fail:
 /**
  * sib_pkt_alloc_mr - a READ response with @paylen bytes of an MR
  * @qp:		the sending QP (engine mutex held)
- * @opcode, @psn: as for sib_pkt_alloc()
+ * @opcode:	IBA opcode (an RDMA READ response)
  * @paylen:	payload bytes
  * @npkts:	PSNs it stands for (> 1: a local burst, see
  *		sib_pkt_may_burst(); a user MR's range of at most
  *		SIB_BURST_BYTES always fits in the fragments)
- * @mr, @iova:	where they are, checked by sib_mr_get() (@mr NULL only
- *		with @paylen 0)
+ * @psn:	packet sequence number (of the first PSN of a burst); the
+ *		AckReq bit is never set
+ * @mr:		the MR the payload is read from, from sib_mr_get() and
+ *		referenced by the caller (NULL only with @paylen 0)
+ * @iova:	the payload's address in @mr, within the range sib_mr_get()
+ *		checked (its *mr_iova, or further on)
  *
  * Return: the packet, or NULL (no memory).
  */

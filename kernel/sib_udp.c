@@ -34,9 +34,15 @@
 /**
  * struct sib_ns - sib's state in one network namespace (net_generic)
  * @net:	the namespace (no reference: this lives and dies with it)
- * @sk4, @sk6:	UDP port 4791 sockets, while @devs is not empty
+ * @sk4:	the IPv4 UDP socket on port 4791, while @devs is not empty
+ * @sk6:	the IPv6-only UDP socket on port 4791, while @devs is not
+ *		empty; NULL in a kernel without IPv6
  * @devs:	attached devices (sib_dev.ns_node), RCU for readers
  * @dead:	the namespace is going away: attach no more devices
+ *
+ * sib_ns_mutex guards @sk4, @sk6, @dead and the updates of @devs; the
+ * receive path (softirq) reaches the struct through the sockets'
+ * sk_user_data and walks @devs under RCU. @net is constant.
  */
 struct sib_ns {
 	struct net *net;
@@ -248,8 +254,12 @@ static struct net *sib_ndev_net(struct sib_dev *sdev)
  * sib_net_dev_init - attach a new device to its netdev's namespace
  * @sdev: the device, not yet registered
  *
- * Fails with -EADDRINUSE, and says so in the kernel log, when someone else
- * (rdma_rxe) holds UDP port 4791 in that namespace.
+ * Context: process; takes RTNL and sib_ns_mutex.
+ *
+ * Return: 0; -EADDRINUSE, said in the kernel log too, when someone else
+ * (rdma_rxe) holds UDP port 4791 in that namespace; -ENODEV when the
+ * netdev is not registered or its namespace is going away; another
+ * error of opening the sockets.
  */
 int sib_net_dev_init(struct sib_dev *sdev)
 {

@@ -66,8 +66,10 @@ static unsigned int sib_icrc_mask(const u8 *nh, u8 *buf)
  * One pass of crc32_le() (lib/crc32.c, slice-by-8) over the packet:
  * the masked copy of the headers, then the bytes after them wherever
  * they are (skb_seq_read() maps each fragment's page in turn; nothing is
- * allocated or copied). Returns the value to store, least significant
- * byte first, in the last four bytes.
+ * allocated or copied).
+ *
+ * Return: the ICRC, the value to store, least significant byte first, in
+ * the last four bytes.
  */
 u32 sib_icrc(struct sk_buff *skb)
 {

@@ -41,6 +41,9 @@ static const struct attribute_group sib_net_group = {
  * some time after the device is unregistered).
  *
  * On success, @sdev->ib_dev.dev.parent is set.
+ *
+ * Return: 0, or a negative errno (no id, or the root device or its sysfs
+ * link could not be made; nothing is left behind then).
  */
 int sib_parent_add(struct sib_dev *sdev)
 {

@@ -171,9 +171,12 @@ out:
 }
 
 /*
- * Free what the fault layer holds. Called once @dying is set, so that no
- * packet on another CPU can be held, or a timer armed, after the timers
- * are stopped.
+ * Free what the fault layer holds. From sib_fault_fini(), once @dying is
+ * set, so that no packet on another CPU can be held, or a timer armed,
+ * after the timers are stopped. From sib_fault_active_set() when the
+ * switch goes off, @dying stays clear: a packet that another CPU is in
+ * sib_fault_apply() with may still be held or delayed after this, and
+ * the timer that it arms releases it.
  */
 static void sib_fault_flush(struct sib_fault *f)
 {
@@ -210,7 +213,11 @@ static int sib_fault_seed_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(sib_fault_seed_fops, sib_fault_seed_get,
 			 sib_fault_seed_set, "%llu\n");
 
-/* Recompute @active after any knob changes (read by the hot path). */
+/*
+ * A probability, delay_us, dir or classes knob: a plain store, which
+ * sib_fault_apply() sees at its next packet (it reads the knobs under
+ * f->lock). @active is a knob of its own (sib_fault_active_set()).
+ */
 static int sib_fault_knob_set(void *data, u64 val)
 {
 	u32 *knob = data;

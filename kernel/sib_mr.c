@@ -547,11 +547,10 @@ int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 	return 0;
 }
 
-/* Copy what is left of SGE @s at @pos (at most @len); returns bytes or -errno. */
 /*
  * One SGE's part of a copy: @len bytes at most, from @pos_off into the SGE.
  * With @frags, the bytes are appended to @b->skb as page fragments
- * instead of being copied.
+ * instead of being copied. Returns the bytes done, or -errno.
  */
 static s64 sib_sge_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 			const struct sib_sge *s, u32 pos_off,

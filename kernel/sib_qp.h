@@ -533,13 +533,13 @@ static inline u32 sib_qpn(struct sib_qp *qp)
 	return qp->ib_qp.qp_num;
 }
 
-/* The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1). */
 /* A process' QP (its rings are shared with it), not a kernel consumer's. */
 static inline bool sib_qp_is_user(struct sib_qp *qp)
 {
 	return !!qp->ib_qp.uobject;
 }
 
+/* The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1). */
 static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
 {
 	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
@@ -652,7 +652,6 @@ void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u8 sib_wr_to_wc_opcode(u8 wr_opcode);
 
-/* An RDMA READ or atomic: completed by its response, not by an ACK. */
 /* Work requests executed by the requester itself: no packet, no PSN. */
 static inline bool sib_op_is_local(u8 op)
 {
@@ -660,6 +659,7 @@ static inline bool sib_op_is_local(u8 op)
 	       op == IB_WR_REG_MR;
 }
 
+/* An RDMA READ or atomic: completed by its response, not by an ACK. */
 static inline bool sib_op_is_rd_atomic(u8 op)
 {
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||

@@ -1062,10 +1062,12 @@ static int iser_logout(FIXTURE_DATA(ulp) *self)
 /*
  * ib_srpt's target on port 1 of @ibdev: LIO names the port by the GUID
  * part of its GID 0 ("xxxx:xxxx:xxxx:xxxx", here the link-local GID's
- * interface ID), in @port. Logins over RDMA/CM reach the target port
- * named like that, with the initiator's IP address as session name: an
- * ACL for ADDR, LUN 0 mapped into it. RDMA/CM listens on SRP_PORT, any
- * address, set through discovery_auth/rdma_cm_port.
+ * interface ID), in @port. A login over RDMA/CM reaches the target port
+ * named like that, its session named by the source address of the
+ * target's rdma_cm id: the target's own address, ADDR (here both ends'):
+ * an ACL for ADDR, LUN 0 mapped into it (ib_srpt has no demo mode).
+ * RDMA/CM listens on SRP_PORT, any address, set through
+ * discovery_auth/rdma_cm_port.
  */
 static int srp_target_up(const char *ibdev, char *port, size_t size)
 {
@@ -1226,6 +1228,57 @@ TEST_F_TIMEOUT(ulp, srp_faults, 900)
 	ASSERT_EQ(0, srp_login(self, variant->ibdev))
 		TH_LOG("SRP login over %s", variant->ibdev);
 	fio_faults(_metadata, variant->ibdev, self->dev);
+}
+
+/*
+ * The RDMA device goes away under SRP while fio writes (as in
+ * nvme_removal): ib_srp's remove callback removes its SCSI host (fio
+ * sees I/O errors and must end), ib_srpt's closes its channels, and "rdma
+ * link del" must return within 30 s, without a kernel complaint. Then
+ * target and initiator are set up again from scratch on a new device,
+ * and carry new data that fio verifies.
+ */
+TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
+{
+	char port[32], job[600], path[128], disk[64];
+	time_t t0;
+	int rc;
+
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev))
+		TH_LOG("SRP login over %s", variant->ibdev);
+	snprintf(disk, sizeof(disk), "/sys/block/%s", strrchr(self->dev, '/') + 1);
+	snprintf(job, sizeof(job), FIO_RAND "--rate=2m", self->dev);
+	ASSERT_EQ(0, step_bg("fio_removal", 300, job));
+	sleep(2);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_removal.rc ]"))
+		TH_LOG("fio ended before the removal");
+	t0 = time(NULL);
+	rc = step("removal", 60, "rdma link del %s", variant->ibdev);
+	fprintf(stderr, "# %s: \"rdma link del\" took %ld s\n", variant->ibdev,
+		(long)(time(NULL) - t0));
+	ASSERT_EQ(0, rc) TH_LOG("removing the device under ib_srp and ib_srpt");
+	EXPECT_GE(30, time(NULL) - t0);
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s", variant->ibdev);
+	EXPECT_FALSE(path_exists(path)) TH_LOG("%s still registered", variant->ibdev);
+	snprintf(path, sizeof(path), "/sys/class/srp_remote_ports/%s", self->ctrl);
+	EXPECT_TRUE(wait_path(path, false, 30000))
+		TH_LOG("%s still there 30 s after its device went away", self->ctrl);
+	EXPECT_TRUE(wait_path(disk, false, 30000)) TH_LOG("%s still there", disk);
+	fprintf(stderr, "# fio must fail now, with I/O errors:\n");
+	EXPECT_NE(-1, step_wait("fio_removal", 60)) TH_LOG("fio hung");
+	shq("[ -f %s ] && rm -f %s", self->dev, self->dev);
+	EXPECT_EQ(0, shq("! dmesg | grep -Eq 'WARNING:|BUG:|hung_task'"));
+
+	/* Everything again on a new device, new data. */
+	srp_down();
+	lio_down();
+	shq("ip link del " VETH);
+	ASSERT_EQ(0, dev_setup(variant->type, variant->ibdev));
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev)) TH_LOG("SRP login over the new device");
+	JOB(job, FIO_RAND, self->dev);
+	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -1023,9 +1023,10 @@ static int iser_login(FIXTURE_DATA(ulp) *self, const char *ibdev)
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/sys/class/iscsi_session/%s/device", self->ctrl);
-	if (!realpath(path, host) || !(h = strrchr(host, '/')))
+	if (!realpath(path, host))
 		return -1;
-	*h = 0;		/* .../hostN/sessionN: the host is the parent */
+	/* .../hostN/sessionN: the host is the parent */
+	*strrchr(host, '/') = 0;
 	h = strrchr(host, '/') + 1;
 	snprintf(path, sizeof(path), "/sys/class/scsi_host/%s/proc_name", h);
 	if (!file_is(path, "iscsi_iser")) {

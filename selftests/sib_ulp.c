@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Kernel consumers (ULPs) on an RDMA device: NVMe over RDMA (the nvmet-rdma
- * target on a brd ramdisk, the nvme-rdma host) and NFS over RDMA (knfsd's
- * RDMA listener, mounts with proto=rdma for NFSv3 and NFSv4.2), every
- * byte verified. Each test runs on rdma_rxe (variant rxe: proves the
- * harness) and on sib (variant sib), the device on a veth whose address
- * both ends use: rxe does not work on lo, and both rxe and sib keep
- * traffic to their own address on the device (sib on its local path).
+ * target on a brd ramdisk, the nvme-rdma host), NFS over RDMA (knfsd's
+ * RDMA listener, mounts with proto=rdma for NFSv3 and NFSv4.2), iSCSI
+ * over iSER and SRP (LIO's ib_isert and ib_srpt on the ramdisk,
+ * open-iscsi with ib_iser, ib_srp), every byte verified. Each test runs
+ * on rdma_rxe (variant rxe: proves the harness) and on sib (variant
+ * sib), the device on a veth whose address both ends use: rxe does not
+ * work on lo, and both rxe and sib keep traffic to their own address on
+ * the device (sib on its local path).
  *
  * Every external command runs under timeout(1) with its output in
  * /tmp/sib-ulp/<step>.log; a failed step is named, with the tail of its

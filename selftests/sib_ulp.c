@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Kernel consumers (ULPs) on an RDMA device: NVMe over RDMA (the nvmet-rdma
- * target on a brd ramdisk, the nvme-rdma host) and NFS over RDMA (knfsd's
- * RDMA listener, mounts with proto=rdma for NFSv3 and NFSv4.2), every
- * byte verified. Each test runs on rdma_rxe (variant rxe: proves the
- * harness) and on sib (variant sib), the device on a veth whose address
- * both ends use: rxe does not work on lo, and both rxe and sib keep
- * traffic to their own address on the device (sib on its local path).
+ * target on a brd ramdisk, the nvme-rdma host), NFS over RDMA (knfsd's
+ * RDMA listener, mounts with proto=rdma for NFSv3 and NFSv4.2), iSCSI
+ * over iSER and SRP (LIO's ib_isert and ib_srpt on the ramdisk,
+ * open-iscsi with ib_iser, ib_srp), every byte verified. Each test runs
+ * on rdma_rxe (variant rxe: proves the harness) and on sib (variant
+ * sib), the device on a veth whose address both ends use: rxe does not
+ * work on lo, and both rxe and sib keep traffic to their own address on
+ * the device (sib on its local path).
  *
  * Every external command runs under timeout(1) with its output in
  * /tmp/sib-ulp/<step>.log; a failed step is named, with the tail of its
@@ -22,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,12 +187,88 @@ static void nfs_down(void)
 }
 
 /*
+ * A LIO target on the brd ramdisk (an iblock backstore), exported twice:
+ * by iscsi_target_mod with an iSER portal (ib_isert) and by ib_srpt; the
+ * initiators are open-iscsi with an iser iface (ib_iser) and ib_srp. The
+ * SCSI disk is found through sysfs and checked with the same fio jobs as
+ * NVMe, the same corruption of the ramdisk behind the initiator's back.
+ */
+#define LIO		"/sys/kernel/config/target"
+#define BACKSTORE	LIO "/core/iblock_0/sib_ulp"
+#define IQN		"iqn.2024-12.io.sib:ulp"
+#define ISCSI_TPG	LIO "/iscsi/" IQN "/tpgt_1"
+#define ISCSI_PORTAL	ADDR ":3260"
+#define ISCSI_NP	ISCSI_TPG "/np/" ISCSI_PORTAL
+#define INITIATOR	LOGDIR "/initiatorname.iscsi"
+#define IFACE		"sib_iser"
+#define ISCSI_NODE	"iscsiadm -m node -T " IQN " -p " ISCSI_PORTAL " -I " IFACE
+#define SRPT		LIO "/srpt"
+#define SRP_PORT	"5555"	/* ib_srpt's RDMA/CM listener (rdma_cm_port) */
+
+/*
+ * iscsid is needed to log out; after a test killed by its timeout it may
+ * be gone (ulp_cleanup() kills what step_bg() started), so a session left
+ * behind gets a new iscsid first.
+ */
+static void iser_down(void)
+{
+	shq("ls -d /sys/class/iscsi_session/session* && "
+	    "! grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix && "
+	    "{ timeout -k 5 120 iscsid -f -n -i " INITIATOR " > " LOGDIR
+	    "/iscsid_cleanup.log 2>&1 & echo $! > " LOGDIR "/iscsid.pid; "
+	    "timeout 10 sh -c 'until grep -q ISCSIADM_ABSTRACT_NAMESPACE "
+	    "/proc/net/unix; do sleep 0.1; done'; }");
+	shq("ls -d /sys/class/iscsi_session/session* && "
+	    "timeout -k 5 60 iscsiadm -m session -u");
+	shq("timeout -k 5 30 iscsiadm -m node -o delete -T " IQN);
+	shq("timeout -k 5 30 iscsiadm -m discoverydb -t st -p " ISCSI_PORTAL
+	    " -o delete");
+	shq("timeout -k 5 30 iscsiadm -m iface -I " IFACE " -o delete");
+	shq("[ -f " LOGDIR "/iscsid.pid ] && kill $(cat " LOGDIR "/iscsid.pid); "
+	    "rm -f " LOGDIR "/iscsid.pid; sleep 0.2");
+	shq("rmmod ib_iser iscsi_tcp");
+}
+
+static void srp_down(void)
+{
+	shq("for p in /sys/class/srp_remote_ports/port-*; do "
+	    "[ -e $p/delete ] && echo 1 > $p/delete; done");
+	shq("timeout -k 5 60 rmmod ib_srp");
+}
+
+/*
+ * The LIO configuration in reverse order: each portal group disabled,
+ * the mapped LUNs of its ACLs, the ACLs, its LUNs, its portals, the
+ * group, the target; the SRP listener; the backstore; the modules.
+ */
+static void lio_down(void)
+{
+	shq("cd " LIO " && for tpg in iscsi/" IQN "/tpgt_* srpt/*/tpgt_*; do "
+	    "[ -d $tpg ] || continue; echo 0 > $tpg/enable; "
+	    "for l in $tpg/acls/*/lun_*/* $tpg/lun/lun_*/*; do "
+	    "[ -L $l ] && rm -f $l; done; "
+	    "rmdir $tpg/acls/*/lun_*; rmdir $tpg/acls/*; rmdir $tpg/lun/lun_*; "
+	    "rmdir $tpg/np/*; rmdir $tpg; done; "
+	    "rmdir iscsi/" IQN "; for p in srpt/*; do [ \"$p\" != srpt/discovery_auth ] && "
+	    "rmdir $p; done");
+	shq("[ -d " SRPT " ] && echo 0 > " SRPT "/discovery_auth/rdma_cm_port");
+	shq("rmdir " SRPT " " LIO "/iscsi");
+	shq("rmdir " BACKSTORE " " LIO "/core/iblock_0");
+	shq("timeout -k 5 60 rmmod ib_isert");
+	shq("timeout -k 5 60 rmmod ib_srpt");
+	shq("rmmod iscsi_target_mod target_core_iblock");
+}
+
+/*
  * Undo everything the tests set up, whatever state they left (also after
  * a test killed by its timeout, whose teardown did not run). Consumers
  * first, then the device.
  */
 static void ulp_cleanup(void)
 {
+	iser_down();
+	srp_down();
+	lio_down();
 	nfs_down();
 	nvme_host_down();
 	nvmet_port_del();
@@ -682,29 +761,37 @@ static long long faults_off(const char *ibdev)
 
 /*
  * sib's fault injection on both directions, 1 % of packets dropped and
- * 1 % reordered: nvme-rdma's I/O must still complete and verify (RC
- * recovers every loss), only slower. rdma_rxe has no fault injection.
+ * 1 % reordered, while fio writes to @dev: the I/O must still complete
+ * and verify (RC recovers every loss), only slower, and @ibdev must have
+ * retransmitted.
  */
-TEST_F_TIMEOUT(ulp, nvme_faults, 900)
+static void fio_faults(struct __test_metadata *_metadata, const char *ibdev,
+		       const char *dev)
 {
 	char rand[512], seq[512];
 
+	ASSERT_EQ(0, faults_on(ibdev));
+	snprintf(rand, sizeof(rand), FIO "--name=rand --rw=randwrite --bs=4k "
+		 "--offset=0 --size=4M ", dev);
+	snprintf(seq, sizeof(seq), FIO "--name=seq --rw=write --bs=1M "
+		 "--offset=16M --size=8M ", dev);
+	EXPECT_EQ(0, step("fio_rand_faults", 400, "%s", rand));
+	EXPECT_EQ(0, step("fio_seq_faults", 400, "%s", seq));
+	EXPECT_LT(0, faults_off(ibdev));
+	/* after the faults, the same data once more */
+	EXPECT_EQ(0, step("verify_rand_faults", 300, "%s --verify_only", rand));
+	EXPECT_EQ(0, step("verify_seq_faults", 300, "%s --verify_only", seq));
+}
+
+/* nvme-rdma under faults; rdma_rxe has no fault injection. */
+TEST_F_TIMEOUT(ulp, nvme_faults, 900)
+{
 	if (strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
 	ASSERT_EQ(0, nvmet_subsys_up());
 	ASSERT_EQ(0, nvmet_port_add());
 	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
-	ASSERT_EQ(0, faults_on(variant->ibdev));
-	snprintf(rand, sizeof(rand), FIO "--name=rand --rw=randwrite --bs=4k "
-		 "--offset=0 --size=4M ", self->dev);
-	snprintf(seq, sizeof(seq), FIO "--name=seq --rw=write --bs=1M "
-		 "--offset=16M --size=8M ", self->dev);
-	EXPECT_EQ(0, step("fio_rand_faults", 400, "%s", rand));
-	EXPECT_EQ(0, step("fio_seq_faults", 400, "%s", seq));
-	EXPECT_LT(0, faults_off(variant->ibdev));
-	/* after the faults, the same data once more */
-	EXPECT_EQ(0, step("verify_rand_faults", 300, "%s --verify_only", rand));
-	EXPECT_EQ(0, step("verify_seq_faults", 300, "%s --verify_only", seq));
+	fio_faults(_metadata, variant->ibdev, self->dev);
 }
 
 /* ---- NFS over RDMA ------------------------------------------------------ */
@@ -893,6 +980,392 @@ TEST_F_TIMEOUT(ulp, nfs_faults, 900)
 	if (strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
 	nfs_test(_metadata, self, variant->ibdev, "4.2", "", "/", true);
+}
+
+/* ---- SCSI over RDMA: iSER and SRP -------------------------------------- */
+
+/* The iblock backstore on the ramdisk. */
+static int lio_backstore_up(void)
+{
+	return step("modprobe_lio", 60,
+		    "modprobe brd rd_nr=1 rd_size=%d && "
+		    "modprobe target_core_iblock", RAMDISK_MB * 1024) ||
+	       step("lio_backstore", 30,
+		    "mkdir -p " BACKSTORE " && "
+		    "echo udev_path=" RAMDISK " > " BACKSTORE "/control && "
+		    "echo 1 > " BACKSTORE "/enable");
+}
+
+/*
+ * The SCSI disk (/dev/sdX) under the sysfs device @sysdir (a session's or
+ * a SCSI host's: target*\/H:C:T:L/block/sdX) in @dev, waiting up to 15 s
+ * for its node; or false. The guest has no udev to load sd_mod for a
+ * new disk: the initiators load it.
+ */
+static bool scsi_disk(const char *sysdir, char *dev, size_t size)
+{
+	char pattern[256];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/target*/*/block/*", sysdir);
+	for (int i = 0; i < 150; i++) {
+		if (!glob(pattern, 0, NULL, &g) && g.gl_pathc == 1) {
+			snprintf(dev, size, "/dev/%s", strrchr(g.gl_pathv[0], '/') + 1);
+			globfree(&g);
+			if (is_blockdev(dev))
+				return true;
+		} else {
+			globfree(&g);
+		}
+		usleep(100000);
+	}
+	fprintf(stderr, "# no (single) SCSI disk under %s in 15 s\n", sysdir);
+	sh("ls -d %s 2>&1 | sed 's/^/# /' >&2", pattern);
+	return false;
+}
+
+/* ---- iSER ---- */
+
+/*
+ * An iSCSI target with LUN 0 on the backstore and a portal on ADDR:3260
+ * with iSER on (its TCP portal stays for nobody); demo mode: any
+ * initiator, no authentication, writable.
+ */
+static int iser_target_up(void)
+{
+	return lio_backstore_up() ||
+	       step("modprobe_isert", 60,
+		    "modprobe iscsi_target_mod && modprobe ib_isert") ||
+	       step("iscsi_target", 30,
+		    "mkdir -p " ISCSI_TPG "/lun/lun_0 && "
+		    "ln -s " BACKSTORE " " ISCSI_TPG "/lun/lun_0/sib_ulp && "
+		    "mkdir " ISCSI_NP " && echo 1 > " ISCSI_NP "/iser && "
+		    "cd " ISCSI_TPG "/attrib && echo 0 > authentication && "
+		    "echo 1 > generate_node_acls && echo 1 > cache_dynamic_acls && "
+		    "echo 0 > demo_mode_write_protect && "
+		    "echo 1 > " ISCSI_TPG "/enable && "
+		    "grep -qx 1 " ISCSI_NP "/iser");
+}
+
+/*
+ * ib_iser, iscsid in the foreground (its own initiator name; iscsiadm
+ * needs /run/lock/iscsi, which the guest does not have), an iface
+ * with iface.transport_name = iser, and SendTargets discovery through it:
+ * the node record of IQN on that iface.
+ */
+static int iser_initiator_up(void)
+{
+	return step("modprobe_iser", 60, "modprobe ib_iser && modprobe sd_mod") ||
+	       step("initiatorname", 30, "mkdir -p /run/lock/iscsi && "
+		    "echo InitiatorName=" IQN ":host > " INITIATOR) ||
+	       step_bg("iscsid", 3600, "exec iscsid -f -n -i " INITIATOR) ||
+	       step("iscsid_up", 30,
+		    "until grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix; "
+		    "do sleep 0.1; done") ||
+	       step("iface", 30,
+		    "iscsiadm -m iface -I " IFACE " -o new && "
+		    "iscsiadm -m iface -I " IFACE " -o update "
+		    "-n iface.transport_name -v iser && "
+		    "iscsiadm -m iface -I " IFACE " | "
+		    "grep -qx 'iface.transport_name = iser'") ||
+	       step("discovery", 60,
+		    "iscsiadm -m discovery -t st -p " ISCSI_PORTAL " -I " IFACE
+		    " | grep -F '" ISCSI_PORTAL ",1 " IQN "' && " ISCSI_NODE);
+}
+
+/* The session of IQN (sessionN) in @sess, or false. */
+static bool find_session(char *sess, size_t size)
+{
+	char path[256];
+	bool found = false;
+	glob_t g;
+
+	if (glob("/sys/class/iscsi_session/session*", 0, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+		snprintf(path, sizeof(path), "%s/targetname", g.gl_pathv[i]);
+		if (!file_is(path, IQN))
+			continue;
+		snprintf(sess, size, "%s", strrchr(g.gl_pathv[i], '/') + 1);
+		found = true;
+	}
+	globfree(&g);
+	return found;
+}
+
+/*
+ * Log in; the session must be on the iser transport: its SCSI host is
+ * ib_iser's ("iscsi_iser") and iscsiadm says "Iface Transport: iser".
+ * Then its disk.
+ */
+static int iser_login(FIXTURE_DATA(ulp) *self, const char *ibdev)
+{
+	char path[PATH_MAX], host[PATH_MAX], *h;
+
+	if (step("login", 60, ISCSI_NODE " --login"))
+		return -1;
+	if (!find_session(self->ctrl, sizeof(self->ctrl))) {
+		fprintf(stderr, "# iscsiadm --login: no session of " IQN "\n");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/class/iscsi_session/%s/device", self->ctrl);
+	if (!realpath(path, host))
+		return -1;
+	/* .../hostN/sessionN: the host is the parent */
+	*strrchr(host, '/') = 0;
+	h = strrchr(host, '/') + 1;
+	snprintf(path, sizeof(path), "/sys/class/scsi_host/%s/proc_name", h);
+	if (!file_is(path, "iscsi_iser")) {
+		fprintf(stderr, "# %s: %s is not ib_iser's host\n", self->ctrl, h);
+		return -1;
+	}
+	if (step("iser_transport", 30, "iscsiadm -m session -P 1 | "
+		 "grep -A 20 'Target: " IQN "' | grep -q 'Iface Transport: iser'"))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/iscsi_session/%s/device", self->ctrl);
+	if (!scsi_disk(path, self->dev, sizeof(self->dev)))
+		return -1;
+	fprintf(stderr, "# %s on %s (iser): %s\n", self->ctrl, h, self->dev);
+	return 0;
+}
+
+/* Log out; the session must go away. */
+static int iser_logout(FIXTURE_DATA(ulp) *self)
+{
+	char path[128];
+
+	if (step("logout", 60, ISCSI_NODE " --logout"))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/iscsi_session/%s", self->ctrl);
+	if (!wait_path(path, false, 10000)) {
+		fprintf(stderr, "# %s still there after the logout\n", self->ctrl);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- SRP ---- */
+
+/*
+ * ib_srpt's target on port 1 of @ibdev: LIO names the port by the GUID
+ * part of its GID 0 ("xxxx:xxxx:xxxx:xxxx", here the link-local GID's
+ * interface ID), in @port. A login over RDMA/CM reaches the target port
+ * named like that, its session named by the source address of the
+ * target's rdma_cm id: the target's own address, ADDR (here both ends'):
+ * an ACL for ADDR, LUN 0 mapped into it (ib_srpt has no demo mode).
+ * RDMA/CM listens on SRP_PORT, any address, set through
+ * discovery_auth/rdma_cm_port.
+ */
+static int srp_target_up(const char *ibdev, char *port, size_t size)
+{
+	char path[128], gid[64];
+
+	if (lio_backstore_up() || step("modprobe_srpt", 60, "modprobe ib_srpt"))
+		return -1;
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s/ports/1/gids/0", ibdev);
+	if (read_text(path, gid, sizeof(gid)) < 39) {
+		fprintf(stderr, "# no GID 0 on %s\n", ibdev);
+		return -1;
+	}
+	gid[39] = 0;
+	snprintf(port, size, "%.19s", gid + 20);
+	return step("srpt_target", 30,
+		    "mkdir -p " SRPT " && "
+		    "echo " SRP_PORT " > " SRPT "/discovery_auth/rdma_cm_port && "
+		    "cd " SRPT " && T=%s/tpgt_1 && "
+		    "mkdir -p $T/lun/lun_0 && "
+		    "ln -s " BACKSTORE " $T/lun/lun_0/sib_ulp && "
+		    "mkdir -p $T/acls/" ADDR "/lun_0 && "
+		    "ln -s " SRPT "/$T/lun/lun_0 $T/acls/" ADDR "/lun_0/lun_0 && "
+		    "echo 1 > $T/enable", port);
+}
+
+/*
+ * ib_srp logs in to ADDR:SRP_PORT over RDMA/CM: id_ext and ioc_guid of
+ * the target port are ib_srpt's srpt_service_guid (the node GUID of the
+ * first device it saw). The SCSI host's remote port (port-H:1) in
+ * self->ctrl, its disk in self->dev.
+ */
+static int srp_login(FIXTURE_DATA(ulp) *self, const char *ibdev)
+{
+	char guid[32], path[128];
+	glob_t g;
+	int host;
+
+	if (step("modprobe_srp", 60, "modprobe ib_srp && modprobe sd_mod"))
+		return -1;
+	if (read_text("/sys/module/ib_srpt/parameters/srpt_service_guid",
+		      guid, sizeof(guid)) <= 0)
+		return -1;
+	guid[strcspn(guid, "\n")] = 0;
+	if (step("add_target", 60, "echo id_ext=%s,ioc_guid=%s,dest=" ADDR ":"
+		 SRP_PORT " > /sys/class/infiniband_srp/srp-%s-1/add_target",
+		 guid, guid, ibdev))
+		return -1;
+	if (glob("/sys/class/srp_remote_ports/port-*", 0, NULL, &g) ||
+	    g.gl_pathc != 1) {
+		fprintf(stderr, "# add_target: not one SRP remote port\n");
+		globfree(&g);
+		return -1;
+	}
+	snprintf(self->ctrl, sizeof(self->ctrl), "%s", strrchr(g.gl_pathv[0], '/') + 1);
+	globfree(&g);
+	if (sscanf(self->ctrl, "port-%d:", &host) != 1)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/scsi_host/host%d/device", host);
+	if (!scsi_disk(path, self->dev, sizeof(self->dev)))
+		return -1;
+	fprintf(stderr, "# %s (host%d, id_ext=ioc_guid=%s): %s\n", self->ctrl,
+		host, guid, self->dev);
+	return 0;
+}
+
+/* Delete the remote port: its SCSI host and disk must go away. */
+static int srp_logout(FIXTURE_DATA(ulp) *self)
+{
+	char path[128], disk[64];
+
+	snprintf(disk, sizeof(disk), "/sys/block/%s", strrchr(self->dev, '/') + 1);
+	if (step("srp_delete", 60, "echo 1 > /sys/class/srp_remote_ports/%s/delete",
+		 self->ctrl))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/srp_remote_ports/%s", self->ctrl);
+	if (!wait_path(path, false, 10000) || !wait_path(disk, false, 10000)) {
+		fprintf(stderr, "# %s or %s still there after delete\n",
+			self->ctrl, disk);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the tests ---- */
+
+/*
+ * The nvme_data sequence on a SCSI disk: fio writes and verifies both
+ * regions, the device's packets cover the data; @logout and @login give
+ * a new session, which verifies both regions again; then the ramdisk is
+ * overwritten behind the initiator and verification must fail.
+ */
+static void scsi_data(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(ulp) *self, const char *ibdev,
+		      int (*logout)(FIXTURE_DATA(ulp) *self),
+		      int (*login)(FIXTURE_DATA(ulp) *self, const char *ibdev))
+{
+	char rand[512], seq[512];
+	long long sent;
+
+	JOB(rand, FIO_RAND, self->dev);
+	JOB(seq, FIO_SEQ, self->dev);
+	count_start(self, ibdev);
+	ASSERT_EQ(0, step("fio_rand", 300, "%s", rand)) TH_LOG("4 KiB randwrite + verify");
+	ASSERT_EQ(0, step("fio_seq", 300, "%s", seq)) TH_LOG("1 MiB write + verify");
+	sent = count_sent(self, ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", ibdev, sent);
+	EXPECT_GE(sent, 80 << 8) TH_LOG("too few packets on %s for the data", ibdev);
+
+	ASSERT_EQ(0, logout(self));
+	ASSERT_EQ(0, login(self, ibdev)) TH_LOG("logging in again");
+	JOB(rand, FIO_RAND, self->dev);
+	JOB(seq, FIO_SEQ, self->dev);
+	EXPECT_EQ(0, step("verify_rand", 300, "%s --verify_only", rand))
+		TH_LOG("4 KiB region after logging in again");
+	EXPECT_EQ(0, step("verify_seq", 300, "%s --verify_only", seq))
+		TH_LOG("1 MiB region after logging in again");
+
+	EXPECT_EQ(0, verify_catches_corruption("rand", rand, RAND_CORRUPT));
+	EXPECT_EQ(0, verify_catches_corruption("seq", seq, SEQ_CORRUPT));
+}
+
+TEST_F_TIMEOUT(ulp, iser_data, 600)
+{
+	ASSERT_EQ(0, iser_target_up());
+	ASSERT_EQ(0, iser_initiator_up());
+	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over %s", variant->ibdev);
+	scsi_data(_metadata, self, variant->ibdev, iser_logout, iser_login);
+}
+
+TEST_F_TIMEOUT(ulp, srp_data, 600)
+{
+	char port[32];
+
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev))
+		TH_LOG("SRP login over %s", variant->ibdev);
+	scsi_data(_metadata, self, variant->ibdev, srp_logout, srp_login);
+}
+
+/* iSER and SRP under sib's faults, as nvme_faults. */
+TEST_F_TIMEOUT(ulp, iser_faults, 900)
+{
+	if (strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	ASSERT_EQ(0, iser_target_up());
+	ASSERT_EQ(0, iser_initiator_up());
+	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over %s", variant->ibdev);
+	fio_faults(_metadata, variant->ibdev, self->dev);
+}
+
+TEST_F_TIMEOUT(ulp, srp_faults, 900)
+{
+	char port[32];
+
+	if (strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev))
+		TH_LOG("SRP login over %s", variant->ibdev);
+	fio_faults(_metadata, variant->ibdev, self->dev);
+}
+
+/*
+ * The RDMA device goes away under SRP while fio writes (as in
+ * nvme_removal): ib_srp's remove callback removes its SCSI host (fio
+ * sees I/O errors and must end), ib_srpt's closes its channels, and "rdma
+ * link del" must return within 30 s, without a kernel complaint. Then
+ * target and initiator are set up again from scratch on a new device,
+ * and carry new data that fio verifies.
+ */
+TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
+{
+	char port[32], job[600], path[128], disk[64];
+	time_t t0;
+	int rc;
+
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev))
+		TH_LOG("SRP login over %s", variant->ibdev);
+	snprintf(disk, sizeof(disk), "/sys/block/%s", strrchr(self->dev, '/') + 1);
+	snprintf(job, sizeof(job), FIO_RAND "--rate=2m", self->dev);
+	ASSERT_EQ(0, step_bg("fio_removal", 300, job));
+	sleep(2);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_removal.rc ]"))
+		TH_LOG("fio ended before the removal");
+	t0 = time(NULL);
+	rc = step("removal", 60, "rdma link del %s", variant->ibdev);
+	fprintf(stderr, "# %s: \"rdma link del\" took %ld s\n", variant->ibdev,
+		(long)(time(NULL) - t0));
+	ASSERT_EQ(0, rc) TH_LOG("removing the device under ib_srp and ib_srpt");
+	EXPECT_GE(30, time(NULL) - t0);
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s", variant->ibdev);
+	EXPECT_FALSE(path_exists(path)) TH_LOG("%s still registered", variant->ibdev);
+	snprintf(path, sizeof(path), "/sys/class/srp_remote_ports/%s", self->ctrl);
+	EXPECT_TRUE(wait_path(path, false, 30000))
+		TH_LOG("%s still there 30 s after its device went away", self->ctrl);
+	EXPECT_TRUE(wait_path(disk, false, 30000)) TH_LOG("%s still there", disk);
+	fprintf(stderr, "# fio must fail now, with I/O errors:\n");
+	EXPECT_NE(-1, step_wait("fio_removal", 60)) TH_LOG("fio hung");
+	shq("[ -f %s ] && rm -f %s", self->dev, self->dev);
+	EXPECT_EQ(0, shq("! dmesg | grep -Eq 'WARNING:|BUG:|hung_task'"));
+
+	/* Everything again on a new device, new data. */
+	srp_down();
+	lio_down();
+	shq("ip link del " VETH);
+	ASSERT_EQ(0, dev_setup(variant->type, variant->ibdev));
+	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
+	ASSERT_EQ(0, srp_login(self, variant->ibdev)) TH_LOG("SRP login over the new device");
+	JOB(job, FIO_RAND, self->dev);
+	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
 }
 
 /* ---- main --------------------------------------------------------------- */

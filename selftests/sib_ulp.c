@@ -22,13 +22,20 @@
  * file (default 64; 1024 needs a guest with vm-run -m 4G).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <glob.h>
 #include <limits.h>
+#include <linux/rds.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -264,11 +271,16 @@ static void lio_down(void)
  * a test killed by its timeout, whose teardown did not run). Consumers
  * first, then the device.
  */
+static void smb_down(void);
+static void rds_down(void);
+
 static void ulp_cleanup(void)
 {
 	iser_down();
 	srp_down();
 	lio_down();
+	smb_down();
+	rds_down();
 	nfs_down();
 	nvme_host_down();
 	nvmet_port_del();
@@ -1366,6 +1378,679 @@ TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
 	ASSERT_EQ(0, srp_login(self, variant->ibdev)) TH_LOG("SRP login over the new device");
 	JOB(job, FIO_RAND, self->dev);
 	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
+}
+
+/* ---- SMB Direct --------------------------------------------------------- */
+
+/*
+ * Debian builds cifs and ksmbd without SMB Direct: scripts/smbdirect-modules
+ * builds both again with it (make selftests does, into .build/smbdirect).
+ * SIB_SMBDIRECT_DIR names another directory holding cifs.ko and ksmbd.ko.
+ */
+#define SMB_SHARE	LOGDIR "/smb_share"
+#define SMB_MNT		LOGDIR "/smb_mnt"
+#define SMB_USER	"sibulp"
+#define SMB_PASS	"sib-ulp-pw"
+#define KSMBD_DIR	"/etc/ksmbd"
+
+static void smb_down(void)
+{
+	shq("grep -q \" " SMB_MNT " \" /proc/mounts && "
+	    "{ timeout -k 5 60 umount " SMB_MNT " || umount -f -l " SMB_MNT "; }");
+	shq("grep -q '^ksmbd ' /proc/modules && timeout -k 5 30 ksmbd.control -s");
+	shq("for p in " LOGDIR "/ksmbd*.pid; do [ -f $p ] && kill $(cat $p); "
+	    "rm -f $p; done; sleep 0.2");
+	shq("grep -q '^cifs ' /proc/modules && rmmod cifs");
+	/* ksmbd's threads end shortly after ksmbd.control -s */
+	shq("for i in $(seq 50); do grep -q '^ksmbd ' /proc/modules || break; "
+	    "rmmod ksmbd && break; sleep 0.2; done");
+	shq("grep -q \" " SMB_SHARE " \" /proc/mounts && umount " SMB_SHARE);
+	shq("rm -f " KSMBD_DIR "/ksmbd.conf " KSMBD_DIR "/ksmbdpwd.db");
+}
+
+/* The directory of the SMB Direct modules in @buf, or NULL. */
+static const char *smbdirect_dir(char *buf, size_t size)
+{
+	const char *env = getenv("SIB_SMBDIRECT_DIR");
+	char exe[256];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return buf;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;		/* .build/selftests */
+	snprintf(buf, size, "%s/../smbdirect", exe);
+	return buf;
+}
+
+/*
+ * Why the SMB Direct modules cannot be used here, in @why, or NULL when
+ * they can: both present, built for the running kernel.
+ */
+static const char *smbdirect_missing(const char *dir, char *why, size_t size)
+{
+	struct utsname u;
+	char path[600];
+	bool ok;
+
+	if (!dir) {
+		snprintf(why, size, "no directory for the SMB Direct modules");
+		return why;
+	}
+	snprintf(path, sizeof(path), "%s/cifs.ko", dir);
+	ok = path_exists(path);
+	snprintf(path, sizeof(path), "%s/ksmbd.ko", dir);
+	if (!ok || !path_exists(path)) {
+		snprintf(why, size, "no cifs.ko and ksmbd.ko with SMB Direct in %s: "
+			 "build them with scripts/smbdirect-modules (make selftests "
+			 "does) or set SIB_SMBDIRECT_DIR", dir);
+		return why;
+	}
+	uname(&u);
+	if (shq("modinfo -F vermagic %s/cifs.ko | grep -q '^%s '", dir, u.release) ||
+	    shq("modinfo -F vermagic %s/ksmbd.ko | grep -q '^%s '", dir, u.release)) {
+		snprintf(why, size, "the SMB Direct modules in %s are not built "
+			 "for %s", dir, u.release);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * Our cifs.ko and ksmbd.ko in place of the kernel's: the in-tree ones
+ * unloaded, the modules they depend on (modinfo) loaded, ours inserted;
+ * /proc/fs/cifs/DebugData must then list SMB_DIRECT among its features.
+ */
+static int smb_modules_up(const char *dir)
+{
+	return step("smb_modules", 120,
+		    "set -e; for m in cifs ksmbd; do "
+		    "  if grep -q \"^$m \" /proc/modules; then rmmod $m; fi; done; "
+		    "for m in $(modinfo -F depends %s/ksmbd.ko %s/cifs.ko | tr , ' '); do "
+		    "  modprobe $m; done; "
+		    "insmod %s/ksmbd.ko && insmod %s/cifs.ko && "
+		    "grep -q SMB_DIRECT /proc/fs/cifs/DebugData",
+		    dir, dir, dir, dir);
+}
+
+/*
+ * ksmbd sharing a tmpfs as "share" to one user (ksmbd.adduser), its
+ * configuration in the guest's (tmpfs overlaid) /etc/ksmbd, ksmbd.mountd
+ * in the foreground, in the background. ksmbd listens on TCP port 445
+ * and, SMB Direct on RoCE, on RDMA CM port 445 of every device.
+ */
+static int smb_server_up(int mb)
+{
+	FILE *f;
+
+	if (step("smb_share", 30, "mkdir -p " SMB_SHARE " " SMB_MNT " " KSMBD_DIR
+		 " && mount -t tmpfs -o size=%dM,mode=1777 tmpfs " SMB_SHARE,
+		 2 * mb + 16))
+		return -1;
+	f = fopen(KSMBD_DIR "/ksmbd.conf", "w");
+	if (!f)
+		return -1;
+	fprintf(f, "[global]\n"
+		"\tserver string = sib-ulp\n"
+		"[share]\n"
+		"\tpath = " SMB_SHARE "\n"
+		"\tread only = no\n"
+		"\tbrowseable = yes\n");
+	if (fclose(f))
+		return -1;
+	return step("smb_user", 30, "ksmbd.adduser -a " SMB_USER " -p " SMB_PASS) ||
+	       step_bg("ksmbd_mountd", 3600, "exec ksmbd.mountd -n") ||
+	       step("ksmbd_up", 30,
+		    "until ss -Hltn 'sport = :445' | grep -q .; do sleep 0.1; done");
+}
+
+/* The client's mount must be over RDMA: /proc/mounts and DebugData say so. */
+static int smb_is_rdma(void)
+{
+	int rc = shq("grep \" " SMB_MNT " \" /proc/mounts | grep -Eq ',rdma(,| )'") ||
+		 shq("grep -q 'SMBDirect (in hex) protocol version' /proc/fs/cifs/DebugData");
+
+	sh("grep \" " SMB_MNT " \" /proc/mounts | sed 's/^/# mount: /' >&2; "
+	   "grep -A3 SMBDirect /proc/fs/cifs/DebugData | sed 's/^/# DebugData: /' >&2");
+	return rc;
+}
+
+/*
+ * SMB 3.1.1 over SMB Direct: a file of random data copied to the share
+ * through the mount (the server's copy and the client's reading back,
+ * after the caches are dropped, have its SHA-256), and one made on the
+ * server read through the mount; then a byte of that one is changed on
+ * the server, and the client must read the change. With @faults, sib
+ * drops and reorders 1 % of the packets meanwhile (nvme_faults' knobs).
+ */
+static void smb_test(struct __test_metadata *_metadata, FIXTURE_DATA(ulp) *self,
+		     const FIXTURE_VARIANT(ulp) *variant, int mb, bool faults)
+{
+	char dirbuf[512], why[1024], src[80], got[80];
+	const char *dir = smbdirect_dir(dirbuf, sizeof(dirbuf));
+	long long sent;
+
+	if (faults && strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	if (smbdirect_missing(dir, why, sizeof(why)))
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, smb_modules_up(dir)) TH_LOG("loading %s/{ksmbd,cifs}.ko", dir);
+	ASSERT_EQ(0, smb_server_up(mb));
+	/*
+	 * Over TCP first: with Debian 12's ksmbd-tools 3.4.7 and the 6.1.192
+	 * kernel's ksmbd (its own module as well as ours), every tree connect
+	 * fails with STATUS_BAD_NETWORK_NAME, even IPC$'s; that is no RDMA
+	 * matter, and nothing to test SMB Direct with.
+	 */
+	if (shq("timeout -k 5 60 mount -t cifs //" ADDR "/share " SMB_MNT
+		" -o vers=3.1.1,username=" SMB_USER ",password=" SMB_PASS
+		" > " LOGDIR "/smb_tcp.log 2>&1")) {
+		sh("dmesg | grep -E 'CIFS|ksmbd' | tail -n 5 | sed 's/^/# dmesg: /' >&2");
+		SKIP(return, "ksmbd serves no share even over TCP (ksmbd-tools and "
+		     "this kernel's ksmbd disagree): SMB Direct cannot be tested");
+	}
+	ASSERT_EQ(0, step("smb_tcp_umount", 60, "umount " SMB_MNT));
+	ASSERT_EQ(0, step("smb_mount", 120, "mount -t cifs //" ADDR "/share " SMB_MNT
+			  " -o rdma,vers=3.1.1,username=" SMB_USER ",password=" SMB_PASS))
+		TH_LOG("mount -t cifs -o rdma over %s", variant->ibdev);
+	ASSERT_EQ(0, smb_is_rdma()) TH_LOG("not an SMB Direct mount");
+
+	if (faults)
+		ASSERT_EQ(0, faults_on(variant->ibdev));
+
+	count_start(self, variant->ibdev);
+	/* client to server */
+	ASSERT_EQ(0, step("smb_write", 600, "head -c %dM /dev/urandom > " LOGDIR
+			  "/smb_src && cp " LOGDIR "/smb_src " SMB_MNT "/up && "
+			  "sync " SMB_MNT "/up", mb)) TH_LOG("writing %d MiB", mb);
+	ASSERT_EQ(0, sha256(LOGDIR "/smb_src", src, sizeof(src)));
+	ASSERT_EQ(0, sha256(SMB_SHARE "/up", got, sizeof(got)));
+	EXPECT_STREQ(src, got) TH_LOG("the server's copy of the written file");
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(SMB_MNT "/up", got, sizeof(got))) TH_LOG("reading back");
+	EXPECT_STREQ(src, got) TH_LOG("%d MiB read back over SMB Direct", mb);
+
+	/* server to client */
+	ASSERT_EQ(0, step("smb_server_file", 120, "head -c %dM /dev/urandom > "
+			  SMB_SHARE "/down && cp " SMB_SHARE "/down " LOGDIR
+			  "/smb_down", mb));
+	ASSERT_EQ(0, sha256(SMB_SHARE "/down", src, sizeof(src)));
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(SMB_MNT "/down", got, sizeof(got))) TH_LOG("reading");
+	EXPECT_STREQ(src, got) TH_LOG("%d MiB made on the server, read by the client", mb);
+	sent = count_sent(self, variant->ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", variant->ibdev, sent);
+	/* written, read back and read: at most 4 KiB in a packet */
+	EXPECT_GE(sent, 3LL * mb << 8) TH_LOG("too few packets on %s for the data",
+					      variant->ibdev);
+	sh("grep -E 'SMBDirect|count_' /proc/fs/cifs/DebugData | sed 's/^/# /' >&2");
+
+	if (faults)
+		EXPECT_LT(0, faults_off(variant->ibdev));
+
+	/* one byte changed on the server: the client must see it */
+	ASSERT_EQ(0, step("corrupt", 30, "printf X | dd of=" SMB_SHARE "/down bs=1 "
+			  "seek=%lld conv=notrunc status=none", mb * 1048576LL / 2 + 1));
+	ASSERT_EQ(0, step("drop_caches", 60, "echo 3 > /proc/sys/vm/drop_caches"));
+	ASSERT_EQ(0, sha256(SMB_MNT "/down", got, sizeof(got)));
+	EXPECT_STRNE(src, got) TH_LOG("a byte changed on the server went unseen");
+	EXPECT_NE(0, shq("timeout -k 5 600 cmp " LOGDIR "/smb_down " SMB_MNT "/down"))
+		TH_LOG("cmp did not see the changed byte");
+
+	EXPECT_EQ(0, step("smb_umount", 60, "umount " SMB_MNT));
+}
+
+static int smb_mb(void)
+{
+	const char *s = getenv("SIB_ULP_SMB_MB");
+	int mb = s ? atoi(s) : 0;
+
+	return mb > 0 ? mb : 64;
+}
+
+TEST_F_TIMEOUT(ulp, smb_direct, 900)
+{
+	smb_test(_metadata, self, variant, smb_mb(), false);
+}
+
+TEST_F_TIMEOUT(ulp, smb_direct_faults, 900)
+{
+	smb_test(_metadata, self, variant, 16, true);
+}
+
+/* ---- RDS over RDMA ------------------------------------------------------ */
+
+/*
+ * Two RDS sockets of this process, both bound to ADDR (ports RDS_PORT_A
+ * and RDS_PORT_B) with SO_RDS_TRANSPORT set to RDS_TRANS_IB before bind:
+ * bind then only succeeds where rds_rdma can reach the address through
+ * an RDMA device. RDS makes one connection from ADDR to ADDR; rds_rdma
+ * carries it on two QPs of the device (a looped back IB connection: the
+ * active and the passive side).
+ */
+#define RDS_PORT_A	18634
+#define RDS_PORT_B	18635
+#define RDS_BUF		(1 << 20)	/* RDS_MAX_MSG_SIZE */
+#define RDS_TIMEOUT	60		/* s, per message */
+
+static void rds_down(void)
+{
+	shq("grep -q '^rds_rdma ' /proc/modules && rmmod rds_rdma");
+	shq("grep -q '^rds ' /proc/modules && rmmod rds");
+}
+
+/* A byte stream that depends on @seed and on each byte's offset. */
+static void rds_fill(unsigned char *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = x >> 23;
+	}
+}
+
+/* Offset of the first byte of @buf that differs from rds_fill(), or -1. */
+static long rds_check(const unsigned char *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		if (buf[i] != (unsigned char)(x >> 23))
+			return i;
+	}
+	return -1;
+}
+
+static struct sockaddr_in rds_addr(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ADDR, &sin.sin_addr);
+	return sin;
+}
+
+/* An RDS socket on the IB transport bound to ADDR:@port, or -1. */
+static int rds_socket(int port)
+{
+	struct timeval tv = { .tv_sec = RDS_TIMEOUT };
+	struct sockaddr_in sin = rds_addr(port);
+	int trans = RDS_TRANS_IB, buf = 4 * RDS_BUF;
+	socklen_t len = sizeof(trans);
+	int fd;
+
+	fd = socket(AF_RDS, SOCK_SEQPACKET, 0);
+	if (fd < 0) {
+		fprintf(stderr, "# socket(AF_RDS): %m\n");
+		return -1;
+	}
+	if (setsockopt(fd, SOL_RDS, SO_RDS_TRANSPORT, &trans, sizeof(trans)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		fprintf(stderr, "# setsockopt on the RDS socket: %m\n");
+		goto fail;
+	}
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		fprintf(stderr, "# bind(" ADDR ":%d) on RDS's IB transport: %m\n", port);
+		goto fail;
+	}
+	trans = -1;
+	if (getsockopt(fd, SOL_RDS, SO_RDS_TRANSPORT, &trans, &len) ||
+	    trans != RDS_TRANS_IB) {
+		fprintf(stderr, "# SO_RDS_TRANSPORT after bind: %d, not RDS_TRANS_IB (%m)\n",
+			trans);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/*
+ * sendmsg of @len bytes to ADDR:@port, with @cmsg (@clen bytes) if any.
+ * RDS says ENOBUFS while its send queue is full: retried.
+ */
+static int rds_send(int fd, int port, const void *buf, size_t len,
+		    void *cmsg, size_t clen)
+{
+	struct sockaddr_in to = rds_addr(port);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_name = &to, .msg_namelen = sizeof(to),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cmsg, .msg_controllen = clen,
+	};
+	ssize_t n;
+
+	for (int i = 0; i < RDS_TIMEOUT * 100; i++) {
+		n = sendmsg(fd, &msg, 0);
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0 || (errno != ENOBUFS && errno != EAGAIN))
+			break;
+		usleep(10000);
+	}
+	fprintf(stderr, "# RDS sendmsg of %zu bytes to port %d: %zd (%m)\n",
+		len, port, n);
+	return -1;
+}
+
+/*
+ * recvmsg into @buf (@size), control data into @cbuf (@csize, may be 0):
+ * the message's length (set in *@clen the control data's), or -1.
+ */
+static ssize_t rds_recv(int fd, void *buf, size_t size, void *cbuf,
+			size_t *clen, int *from_port)
+{
+	struct sockaddr_in from = {};
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr msg = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = clen ? *clen : 0,
+	};
+	ssize_t n = recvmsg(fd, &msg, 0);
+
+	if (n < 0) {
+		fprintf(stderr, "# RDS recvmsg: %m\n");
+		return -1;
+	}
+	if (msg.msg_flags & MSG_TRUNC) {
+		fprintf(stderr, "# RDS recvmsg: message truncated\n");
+		return -1;
+	}
+	if (clen)
+		*clen = msg.msg_controllen;
+	if (from_port)
+		*from_port = ntohs(from.sin_port);
+	return n;
+}
+
+/*
+ * One message of @len bytes (pattern @seed; with @flip, one byte of it
+ * changed before sending) from @from to @to, port @to_port; the receiver
+ * checks length, sender and every byte. Returns 0 if all match, 1 on a
+ * mismatch, -1 on a failed send or receive.
+ */
+static int rds_one(int from, int from_port, int to, int to_port,
+		   unsigned char *sbuf, unsigned char *rbuf, size_t len,
+		   uint32_t seed, bool flip)
+{
+	int port = 0;
+	ssize_t n;
+	long bad;
+
+	rds_fill(sbuf, len, seed);
+	if (flip)
+		sbuf[len / 2] ^= 0x10;
+	memset(rbuf, 0, len);
+	if (rds_send(from, to_port, sbuf, len, NULL, 0))
+		return -1;
+	n = rds_recv(to, rbuf, RDS_BUF, NULL, NULL, &port);
+	if (n < 0)
+		return -1;
+	if (n != (ssize_t)len || port != from_port) {
+		if (!flip)
+			fprintf(stderr, "# RDS: %zd bytes from port %d, sent %zu from %d\n",
+				n, port, len, from_port);
+		return 1;
+	}
+	bad = rds_check(rbuf, len, seed);
+	if (bad >= 0 && !flip)
+		fprintf(stderr, "# RDS: message of %zu bytes differs at offset %ld\n",
+			len, bad);
+	return bad >= 0;
+}
+
+/* The connection ADDR -> ADDR in RDS_INFO_CONNECTIONS: its transport's name. */
+static int rds_conn_transport(int fd, char *name, size_t size)
+{
+	static unsigned char info[1 << 16];
+	socklen_t len = sizeof(info);
+	struct in_addr a;
+	int each;
+
+	inet_pton(AF_INET, ADDR, &a);
+	each = getsockopt(fd, SOL_RDS, RDS_INFO_CONNECTIONS, info, &len);
+	if (each < (int)sizeof(struct rds_info_connection)) {
+		fprintf(stderr, "# RDS_INFO_CONNECTIONS: %d (%m)\n", each);
+		return -1;
+	}
+	for (socklen_t off = 0; off + each <= len; off += each) {
+		struct rds_info_connection *c = (void *)(info + off);
+
+		if (c->laddr == a.s_addr && c->faddr == a.s_addr) {
+			snprintf(name, size, "%.*s", TRANSNAMSIZ, c->transport);
+			return 0;
+		}
+	}
+	fprintf(stderr, "# RDS_INFO_CONNECTIONS: no connection " ADDR " -> " ADDR "\n");
+	return -1;
+}
+
+static struct cmsghdr *rds_cmsg(void *cbuf, size_t clen, int type)
+{
+	struct msghdr msg = { .msg_control = cbuf, .msg_controllen = clen };
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_RDS && c->cmsg_type == type)
+			return c;
+	return NULL;
+}
+
+/*
+ * Wait on @fd for the completion notice (RDS_CMSG_RDMA_STATUS) of the
+ * RDMA operation @token: its status, or -1.
+ */
+static int rds_rdma_status(int fd, uint64_t token)
+{
+	unsigned char cbuf[256], dummy[64];
+	struct rds_rdma_notify note;
+	struct cmsghdr *c;
+	size_t clen = sizeof(cbuf);
+
+	if (rds_recv(fd, dummy, sizeof(dummy), cbuf, &clen, NULL) < 0)
+		return -1;
+	c = rds_cmsg(cbuf, clen, RDS_CMSG_RDMA_STATUS);
+	if (!c) {
+		fprintf(stderr, "# RDS: a message instead of an RDMA status\n");
+		return -1;
+	}
+	memcpy(&note, CMSG_DATA(c), sizeof(note));
+	if (note.user_token != token) {
+		fprintf(stderr, "# RDS: status of token %llu, not %llu\n",
+			(unsigned long long)note.user_token, (unsigned long long)token);
+		return -1;
+	}
+	return note.status;
+}
+
+/*
+ * RDMA through RDS: B maps @len bytes of its buffer for A in a message
+ * (RDS_CMSG_RDMA_MAP: rds_rdma registers them on the connection's device
+ * and sends the R_Key along); A gets the cookie (RDS_CMSG_RDMA_DEST) and
+ * sends B messages carrying an RDMA operation on it (RDS_CMSG_RDMA_ARGS),
+ * first an RDMA WRITE of a pattern into B's buffer, then an RDMA READ of
+ * another one out of it, each with a completion notice for A. Both
+ * patterns are checked byte for byte. Returns 0 if all went well.
+ */
+static int rds_rdma(int a, int b, unsigned char *abuf, unsigned char *bbuf,
+		    size_t len)
+{
+	union {
+		struct cmsghdr hdr;
+		unsigned char buf[CMSG_SPACE(sizeof(struct rds_rdma_args))];
+	} ctl;
+	unsigned char cbuf[256], msg[64];
+	struct rds_get_mr_args map = {
+		.vec = { .addr = (uintptr_t)bbuf, .bytes = len },
+	};
+	struct rds_iovec local = { .addr = (uintptr_t)abuf, .bytes = len };
+	struct rds_rdma_args op = {
+		.remote_vec = { .addr = 0, .bytes = len },
+		.local_vec_addr = (uintptr_t)&local, .nr_local = 1,
+	};
+	struct cmsghdr *c = &ctl.hdr;
+	size_t clen = sizeof(cbuf);
+	long bad;
+	int st;
+
+	/* B: "map" with its buffer's cookie */
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_RDS;
+	c->cmsg_type = RDS_CMSG_RDMA_MAP;
+	c->cmsg_len = CMSG_LEN(sizeof(map));
+	memcpy(CMSG_DATA(c), &map, sizeof(map));
+	if (rds_send(b, RDS_PORT_A, "map", 3, &ctl, CMSG_SPACE(sizeof(map))))
+		return -1;
+	if (rds_recv(a, msg, sizeof(msg), cbuf, &clen, NULL) != 3)
+		return -1;
+	c = rds_cmsg(cbuf, clen, RDS_CMSG_RDMA_DEST);
+	if (!c) {
+		fprintf(stderr, "# RDS: no RDS_CMSG_RDMA_DEST with the map message\n");
+		return -1;
+	}
+	memcpy(&op.cookie, CMSG_DATA(c), sizeof(op.cookie));
+	fprintf(stderr, "# RDS: cookie %#llx for %zu bytes of B's buffer\n",
+		(unsigned long long)op.cookie, len);
+
+	/* A: RDMA WRITE of pattern 101 into B's buffer, with "write" */
+	rds_fill(abuf, len, 101);
+	memset(bbuf, 0, len);
+	op.flags = RDS_RDMA_READWRITE | RDS_RDMA_NOTIFY_ME;
+	op.user_token = 1;
+	c = &ctl.hdr;
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_RDS;
+	c->cmsg_type = RDS_CMSG_RDMA_ARGS;
+	c->cmsg_len = CMSG_LEN(sizeof(op));
+	memcpy(CMSG_DATA(c), &op, sizeof(op));
+	if (rds_send(a, RDS_PORT_B, "write", 5, &ctl, sizeof(ctl)))
+		return -1;
+	if (rds_recv(b, msg, sizeof(msg), NULL, NULL, NULL) != 5)
+		return -1;
+	st = rds_rdma_status(a, 1);
+	if (st) {
+		fprintf(stderr, "# RDS: RDMA WRITE status %d\n", st);
+		return -1;
+	}
+	bad = rds_check(bbuf, len, 101);
+	if (bad >= 0) {
+		fprintf(stderr, "# RDS: RDMA WRITE: B's buffer differs at %ld\n", bad);
+		return -1;
+	}
+
+	/* A: RDMA READ of pattern 202 out of B's buffer, with "read" */
+	rds_fill(bbuf, len, 202);
+	memset(abuf, 0, len);
+	op.flags = RDS_RDMA_NOTIFY_ME;
+	op.user_token = 2;
+	memcpy(CMSG_DATA(c), &op, sizeof(op));
+	if (rds_send(a, RDS_PORT_B, "read", 4, &ctl, sizeof(ctl)))
+		return -1;
+	st = rds_rdma_status(a, 2);
+	if (st) {
+		fprintf(stderr, "# RDS: RDMA READ status %d\n", st);
+		return -1;
+	}
+	if (rds_recv(b, msg, sizeof(msg), NULL, NULL, NULL) != 4)
+		return -1;
+	bad = rds_check(abuf, len, 202);
+	if (bad >= 0) {
+		fprintf(stderr, "# RDS: RDMA READ: A's buffer differs at %ld\n", bad);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Messages of 1 B to 1 MiB (RDS's largest) both ways between the two
+ * sockets, each checked byte for byte; the connection must be RDS's IB
+ * transport ("infiniband" in RDS_INFO_CONNECTIONS) and its packets must
+ * have gone through the device. A message with one byte changed before
+ * sending must be caught by the same check. Then the RDMA operations of
+ * rds_rdma(). With @faults, sib drops and reorders 1 % of the packets.
+ */
+static void rds_test(struct __test_metadata *_metadata, FIXTURE_DATA(ulp) *self,
+		     const FIXTURE_VARIANT(ulp) *variant, bool faults)
+{
+	static const size_t sizes[] = {
+		1, 2, 7, 64, 1000, 4095, 4096, 4097, 8192, 65535, 65536, 65537,
+		131072, 262143, 524288, 1048575, RDS_BUF,
+	};
+	int rounds = faults ? 3 : 2, a = -1, b = -1, rc;
+	unsigned char *sbuf = NULL, *rbuf = NULL;
+	long long sent, bytes = 0;
+	char trans[32];
+
+	if (faults && strcmp(variant->type, "sib"))
+		SKIP(return, "fault injection is sib's");
+	ASSERT_EQ(0, step("modprobe_rds", 60, "modprobe rds_rdma"));
+	ASSERT_EQ(0, posix_memalign((void **)&sbuf, 4096, RDS_BUF));
+	ASSERT_EQ(0, posix_memalign((void **)&rbuf, 4096, RDS_BUF));
+	a = rds_socket(RDS_PORT_A);
+	b = rds_socket(RDS_PORT_B);
+	ASSERT_LE(0, a) TH_LOG("RDS socket on " ADDR " over %s", variant->ibdev);
+	ASSERT_LE(0, b);
+
+	if (faults)
+		ASSERT_EQ(0, faults_on(variant->ibdev));
+	count_start(self, variant->ibdev);
+	for (int r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			uint32_t seed = r * 1000 + i;
+
+			rc = rds_one(a, RDS_PORT_A, b, RDS_PORT_B, sbuf, rbuf,
+				     sizes[i], seed, false);
+			ASSERT_EQ(0, rc) TH_LOG("A -> B, %zu bytes", sizes[i]);
+			rc = rds_one(b, RDS_PORT_B, a, RDS_PORT_A, sbuf, rbuf,
+				     sizes[i], seed + 500, false);
+			ASSERT_EQ(0, rc) TH_LOG("B -> A, %zu bytes", sizes[i]);
+			bytes += 2 * sizes[i];
+		}
+	}
+	fprintf(stderr, "# RDS: %lld bytes in %zu messages\n", bytes,
+		rounds * 2 * sizeof(sizes) / sizeof(sizes[0]));
+	ASSERT_EQ(0, rds_conn_transport(a, trans, sizeof(trans)));
+	fprintf(stderr, "# RDS connection " ADDR " -> " ADDR ": transport %s\n", trans);
+	EXPECT_STREQ("infiniband", trans);
+
+	/* the check must see one changed byte */
+	EXPECT_EQ(1, rds_one(a, RDS_PORT_A, b, RDS_PORT_B, sbuf, rbuf, 65536, 7, true))
+		TH_LOG("a message with a changed byte passed the check");
+
+	EXPECT_EQ(0, rds_rdma(a, b, sbuf, rbuf, RDS_BUF)) TH_LOG("RDMA over RDS");
+	sent = count_sent(self, variant->ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", variant->ibdev, sent);
+	/* both QPs' packets: every byte once, at most 4 KiB in a packet */
+	EXPECT_GE(sent, (bytes + 2 * RDS_BUF) >> 12)
+		TH_LOG("too few packets on %s for the data", variant->ibdev);
+
+	if (faults)
+		EXPECT_LT(0, faults_off(variant->ibdev));
+	close(a);
+	close(b);
+	free(sbuf);
+	free(rbuf);
+}
+
+TEST_F_TIMEOUT(ulp, rds, 600)
+{
+	rds_test(_metadata, self, variant, false);
+}
+
+TEST_F_TIMEOUT(ulp, rds_faults, 900)
+{
+	rds_test(_metadata, self, variant, true);
 }
 
 /* ---- main --------------------------------------------------------------- */

@@ -180,17 +180,21 @@ out:
  */
 static void sib_fault_flush(struct sib_fault *f)
 {
+	struct sk_buff_head gone;
 	struct sk_buff *held;
 	unsigned long flags;
 
+	__skb_queue_head_init(&gone);
 	del_timer_sync(&f->timer);
 	del_timer_sync(&f->held_timer);
 	spin_lock_irqsave(&f->lock, flags);
 	held = f->held;
 	f->held = NULL;
+	/* @delayed is guarded by @lock, not by its own queue lock */
+	skb_queue_splice_init(&f->delayed, &gone);
 	spin_unlock_irqrestore(&f->lock, flags);
 	kfree_skb(held);
-	skb_queue_purge(&f->delayed);
+	__skb_queue_purge(&gone);
 }
 
 static int sib_fault_seed_set(void *data, u64 val)

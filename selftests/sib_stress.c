@@ -12,6 +12,8 @@
  *    both devices;
  *  - retry_exhaustion_drop_all: 100% loss: RETRY_EXC_ERR within the time
  *    timeout and retry_cnt allow, the rest flushed;
+ *  - fault_off_while_delaying: the fault layer switched off and on while
+ *    it delays every packet: no list corruption, every WRITE completes;
  *  - ack_timer_moves_with_acks / ack_timer_after_idle: the lazy local ACK
  *    timer: no timeout while every packet is delayed but acknowledged in
  *    time; after an idle QP's timer expired unused, a loss still times
@@ -40,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
@@ -650,6 +653,76 @@ TEST_F_TIMEOUT(stress, retry_exhaustion_drop_all, 60)
 	EXPECT_TRUE(cq_quiet(p.scq[0], 50));
 	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
 	faults_off(SIB_DEV);
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+}
+
+/*
+ * Fault injection switched off and on again, over and over, while it
+ * delays every packet of WRITEs in flight: each switch-off frees the
+ * packets the fault layer holds while other CPUs are delaying more, on
+ * the same list. A child process switches "active" off for 1 ms every
+ * 30 ms, for 3 s. A delayed packet waits a jiffy or two (the fault
+ * layer's timer), so about one in five is freed by a switch-off and
+ * retransmitted after the ACK timeout: the WRITEs must all complete,
+ * every byte arrive, and the kernel log stay clean (the debug kernel's
+ * list debugging checks the delayed list).
+ */
+TEST_F_TIMEOUT(stress, fault_off_while_delaying, 120)
+{
+	struct pair_opts o;
+	struct pair p;
+	struct buf l, r;
+	const int nwr = 16, len = 4096;
+	long t0;
+	int rounds = 0, status;
+	pid_t pid;
+
+	pair_default_opts(&o);
+	o.timeout = 14;		/* 67 ms */
+	o.retry_cnt = 7;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, self->pd, nwr * len, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, self->pd, nwr * len, ACC_ALL));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "delay_us", 1000));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "delay", 1000000));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "dir", 3));
+	ASSERT_EQ(0, fault_set(SIB_DEV, "active", 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* dies with the test, even one that fails an assertion */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (int i = 0; ; i++) {
+			fault_set(SIB_DEV, "active", i & 1);
+			usleep(i & 1 ? 30000 : 1000);
+		}
+	}
+	t0 = now_ms();
+	while (now_ms() - t0 < 3000) {
+		rounds++;
+		fill_pattern(l.p, nwr * len, rounds);
+		for (int i = 0; i < nwr; i++) {
+			struct ibv_sge sg = mk_sge(&l, i * len, len);
+
+			ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i,
+					     &sg, 1, IBV_SEND_SIGNALED,
+					     buf_addr(&r, i * len), r.mr->rkey));
+		}
+		for (int i = 0; i < nwr; i++)
+			expect_wc("write", p.scq[0], i, IBV_WC_SUCCESS,
+				  IBV_WC_RDMA_WRITE, p.qp[0]->qp_num, ANY,
+				  NULL);
+		ASSERT_EQ(-1, first_diff(l.p, r.p, nwr * len));
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fault_set(SIB_DEV, "active", 0);
+	fault_set(SIB_DEV, "delay", 0);
+	TH_LOG("%d x %d WRITEs, delayed %lld", rounds, nwr,
+	       fault_get(SIB_DEV, "injected_delay"));
+	EXPECT_LT(0, fault_get(SIB_DEV, "injected_delay"));
 	pair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);

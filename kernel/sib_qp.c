@@ -839,7 +839,9 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	}
 
 	if (next == IB_QPS_RESET && qp->state != IB_QPS_RESET) {
+		spin_lock_irqsave(&qp->state_lock, flags);
 		WRITE_ONCE(qp->state, IB_QPS_RESET);
+		spin_unlock_irqrestore(&qp->state_lock, flags);
 		sib_qp_reset(qp);
 	}
 

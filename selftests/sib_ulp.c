@@ -1384,7 +1384,7 @@ TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
 
 /*
  * Debian builds cifs and ksmbd without SMB Direct: scripts/smbdirect-modules
- * builds both again with it (make selftests does, into .build/smbdirect).
+ * builds both again with it (make selftests SMBDIRECT=1 does, into .build/smbdirect).
  * SIB_SMBDIRECT_DIR names another directory holding cifs.ko and ksmbd.ko.
  */
 #define SMB_SHARE	LOGDIR "/smb_share"
@@ -1448,7 +1448,7 @@ static const char *smbdirect_missing(const char *dir, char *why, size_t size)
 	if (!ok || !path_exists(path)) {
 		snprintf(why, size, "no cifs.ko and ksmbd.ko with SMB Direct in %s: "
 			 "build them with scripts/smbdirect-modules (make selftests "
-			 "does) or set SIB_SMBDIRECT_DIR", dir);
+			 "SMBDIRECT=1 does) or set SIB_SMBDIRECT_DIR", dir);
 		return why;
 	}
 	uname(&u);

@@ -579,10 +579,12 @@ bool sib_pkt_span_ok(const struct sib_pkt *pkt, u32 mtu)
 /**
  * sib_pkt_alloc_gather - a packet with @paylen bytes of a send WQE
  * @qp:		the sending QP (engine mutex held)
- * @opcode, @psn, @ack_req: as for sib_pkt_alloc()
+ * @opcode:	as for sib_pkt_alloc()
  * @paylen:	payload bytes, from @s's current position on
  * @npkts:	PSNs the packet stands for (> 1: a local burst, see
  *		sib_pkt_may_burst(); built of page fragments or not at all)
+ * @psn:	as for sib_pkt_alloc()
+ * @ack_req:	as for sib_pkt_alloc()
  * @s:		the WQE; its gather position moves past the bytes
  * @err:	set on failure: -ENOMEM, -E2BIG (a burst that needs a
  *		copy: send single packets), or the error of sib_sgl_copy()
@@ -645,13 +647,15 @@ fail:
 /**
  * sib_pkt_alloc_mr - a READ response with @paylen bytes of an MR
  * @qp:		the sending QP (engine mutex held)
- * @opcode, @psn: as for sib_pkt_alloc()
+ * @opcode:	as for sib_pkt_alloc()
  * @paylen:	payload bytes
  * @npkts:	PSNs it stands for (> 1: a local burst, see
  *		sib_pkt_may_burst(); a user MR's range of at most
  *		SIB_BURST_BYTES always fits in the fragments)
- * @mr, @iova:	where they are, checked by sib_mr_get() (@mr NULL only
- *		with @paylen 0)
+ * @psn:	as for sib_pkt_alloc()
+ * @mr:		the MR the payload is in, checked by sib_mr_get() (NULL
+ *		only with @paylen 0)
+ * @iova:	where in @mr the payload starts
  *
  * Return: the packet, or NULL (no memory).
  */
@@ -1002,7 +1006,7 @@ bool sib_wire_busy(struct sib_qp *qp)
 		return false;
 	sd = per_cpu_ptr(&softnet_data, cpu);
 	if (skb_queue_len_lockless(&sd->input_pkt_queue) <
-	    READ_ONCE(netdev_max_backlog) / 2) {
+	    sib_netdev_max_backlog() / 2) {
 		if (last == cpu || !cpu_online(last))
 			return false;
 		sd = per_cpu_ptr(&softnet_data, last);

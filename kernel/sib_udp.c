@@ -34,7 +34,8 @@
 /**
  * struct sib_ns - sib's state in one network namespace (net_generic)
  * @net:	the namespace (no reference: this lives and dies with it)
- * @sk4, @sk6:	UDP port 4791 sockets, while @devs is not empty
+ * @sk4:	the IPv4 UDP port 4791 socket, while @devs is not empty
+ * @sk6:	the IPv6 one, likewise
  * @devs:	attached devices (sib_dev.ns_node), RCU for readers
  * @dead:	the namespace is going away: attach no more devices
  */

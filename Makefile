@@ -141,7 +141,7 @@ USER_IGNORE := $(USER_IGNORE),SPDX_LICENSE_TAG,USE_NEGATIVE_ERRNO,MACRO_ARG_REUS
 USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 
 checkpatch: $(KSRC_STAMP)
-	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) uapi/*.h
+	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) kernel/compat/*.c uapi/*.h
 	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 

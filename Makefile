@@ -15,12 +15,23 @@
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
 #
 # KDIR is the kernel build directory; by default the newest installed one.
+# KVER=SERIES (e.g. KVER=6.12) picks the private headers of a Debian kernel
+# fetched by scripts/kernel-pkg (scripts/setup --kernel SERIES): make module
+# KVER=6.12 builds kernel/rdma_sib.ko for it (Documentation/kernels.md).
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
 
 KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
 	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n1)
+ifeq ($(origin KDIR),undefined)
+ifeq ($(wildcard /lib/modules/$(KVER)/build/Makefile),)
+KPKG_DIR := $(shell $(TOP)/scripts/kernel-pkg --print $(KVER) 2>/dev/null)
+ifneq ($(KPKG_DIR),)
+KDIR := $(KPKG_DIR)/build
+endif
+endif
+endif
 KDIR ?= /lib/modules/$(KVER)/build
 
 # Kernel source tarball: kselftest headers and checkpatch.pl come from it,
@@ -41,14 +52,16 @@ all: module provider selftests
 
 module:
 	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
-	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" >&2; exit 1; }
+	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" \
+	    "(scripts/setup --kernel SERIES for KVER=SERIES)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
 # The kernel verbs tests' module (selftests/kverbs/sib_kverbs.ko), run by
 # selftests/sib_kverbs; built with the selftests.
 kverbs:
 	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
-	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" >&2; exit 1; }
+	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" \
+	    "(scripts/setup --kernel SERIES for KVER=SERIES)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs modules
 
 provider:
@@ -144,7 +157,7 @@ USER_IGNORE := $(USER_IGNORE),SPDX_LICENSE_TAG,USE_NEGATIVE_ERRNO,MACRO_ARG_REUS
 USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 
 checkpatch: $(KSRC_STAMP)
-	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) uapi/*.h
+	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) kernel/compat/*.c uapi/*.h
 	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 

@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../uapi/rdma_user_sib.h"
+#include "sib_compat.h"
 #include "sib_mr.h"
 #include "sib_queue.h"
 #include "sib_fault.h"
@@ -280,7 +281,7 @@ static inline struct sib_cq *to_scq(struct ib_cq *ib_cq)
 
 /* sib_cq.c */
 int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
-		  struct ib_udata *udata);
+		  SIB_CREATE_CQ_ARG uarg);
 int sib_destroy_cq(struct ib_cq *ib_cq, struct ib_udata *udata);
 int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata);
 int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc);

@@ -35,8 +35,9 @@ static int sib_cq_ring(struct sib_cq *cq, int cqe, struct ib_udata *udata,
 }
 
 int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
-		  struct ib_udata *udata)
+		  SIB_CREATE_CQ_ARG uarg)
 {
+	struct ib_udata *udata = sib_cq_udata(uarg);
 	struct sib_dev *sdev = to_sdev(ib_cq->device);
 	struct sib_cq *cq = to_scq(ib_cq);
 	int ret;

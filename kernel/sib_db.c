@@ -100,7 +100,6 @@ static const struct file_operations sib_db_fops = {
 	.owner = THIS_MODULE,
 	.write = sib_db_write,
 	.release = sib_db_release,
-	.llseek = no_llseek,
 };
 
 /*

@@ -1012,7 +1012,7 @@ bool sib_wire_busy(struct sib_qp *qp)
 		return false;
 	sd = per_cpu_ptr(&softnet_data, cpu);
 	if (skb_queue_len_lockless(&sd->input_pkt_queue) <
-	    READ_ONCE(netdev_max_backlog) / 2) {
+	    sib_netdev_max_backlog() / 2) {
 		if (last == cpu || !cpu_online(last))
 			return false;
 		sd = per_cpu_ptr(&softnet_data, last);

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "sib_compat.h"
 #include "sib_queue.h"
 
 struct sib_mmap_entry {
@@ -84,7 +85,7 @@ static int sib_map_pages(struct vm_area_struct *vma, void *buf)
 	unsigned long addr;
 	int ret;
 
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	sib_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
 		ret = vm_insert_page(vma, addr, vmalloc_to_page(buf));
 		if (ret)

@@ -11,6 +11,7 @@
 
 #include "sib.h"
 #include "sib_qp.h"
+#include "sib_res.h"
 
 bool sib_port_is_active(struct sib_dev *sdev)
 {
@@ -443,6 +444,8 @@ const struct ib_device_ops sib_dev_ops = {
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,
 	.detach_mcast = sib_detach_mcast,
+	.fill_res_cq_entry = sib_fill_res_cq_entry,
+	.fill_res_qp_entry = sib_fill_res_qp_entry,
 	.mmap = sib_mmap,
 	.mmap_free = sib_mmap_free,
 	.modify_qp = sib_modify_qp,

@@ -592,42 +592,61 @@ static int verify_catches_corruption(const char *name, const char *job,
 #define JOB(buf, fmt, dev) snprintf(buf, sizeof(buf), fmt, dev)
 
 /*
- * 4 KiB random writes and 1 MiB sequential writes at queue depth 32, each
- * verified by fio (crc32c in every block); nvme disconnect and connect,
- * both regions verified again; then overwritten on the target behind
- * the host's back, which the verification must catch.
+ * The data phase of nvme_data, iser_data and srp_data, on the block device
+ * self->dev: fio writes and verifies both regions (4 KiB random and 1 MiB
+ * sequential writes at queue depth 32, crc32c in every block), and the
+ * device's packets cover the data; @down and @up give a new connection
+ * (nvme disconnect and connect, or logout and login), on which both
+ * regions are verified again; then the ramdisk is overwritten behind the
+ * host's back, which the verification must catch.
  */
-TEST_F_TIMEOUT(ulp, nvme_data, 600)
+static void block_data(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(ulp) *self, const char *ibdev,
+		       int (*down)(FIXTURE_DATA(ulp) *self),
+		       int (*up)(FIXTURE_DATA(ulp) *self, const char *ibdev))
 {
 	char rand[512], seq[512];
 	long long sent;
 
-	ASSERT_EQ(0, nvmet_subsys_up());
-	ASSERT_EQ(0, nvmet_port_add());
-	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
 	JOB(rand, FIO_RAND, self->dev);
 	JOB(seq, FIO_SEQ, self->dev);
-
-	count_start(self, variant->ibdev);
+	count_start(self, ibdev);
 	ASSERT_EQ(0, step("fio_rand", 300, "%s", rand)) TH_LOG("4 KiB randwrite + verify");
 	ASSERT_EQ(0, step("fio_seq", 300, "%s", seq)) TH_LOG("1 MiB write + verify");
-	sent = count_sent(self, variant->ibdev);
-	fprintf(stderr, "# %s: %lld packets sent\n", variant->ibdev, sent);
+	sent = count_sent(self, ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", ibdev, sent);
 	/* 40 MiB written and read back, at most 4 KiB in a packet */
-	EXPECT_GE(sent, 80 << 8) TH_LOG("too few packets on %s for the data",
-					variant->ibdev);
+	EXPECT_GE(sent, 80 << 8) TH_LOG("too few packets on %s for the data", ibdev);
 
-	ASSERT_EQ(0, nvme_host_disconnect(self));
-	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect again");
+	ASSERT_EQ(0, down(self));
+	ASSERT_EQ(0, up(self, ibdev)) TH_LOG("connecting again");
 	JOB(rand, FIO_RAND, self->dev);
 	JOB(seq, FIO_SEQ, self->dev);
 	EXPECT_EQ(0, step("verify_rand", 300, "%s --verify_only", rand))
-		TH_LOG("4 KiB region after reconnecting");
+		TH_LOG("4 KiB region after connecting again");
 	EXPECT_EQ(0, step("verify_seq", 300, "%s --verify_only", seq))
-		TH_LOG("1 MiB region after reconnecting");
+		TH_LOG("1 MiB region after connecting again");
 
 	EXPECT_EQ(0, verify_catches_corruption("rand", rand, RAND_CORRUPT));
 	EXPECT_EQ(0, verify_catches_corruption("seq", seq, SEQ_CORRUPT));
+}
+
+static int nvme_reconnect_up(FIXTURE_DATA(ulp) *self, const char *ibdev)
+{
+	return nvme_host_up(self);
+}
+
+/*
+ * nvmet on brd, nvme-rdma on the host: block_data() on the namespace,
+ * with nvme disconnect and connect in between.
+ */
+TEST_F_TIMEOUT(ulp, nvme_data, 600)
+{
+	ASSERT_EQ(0, nvmet_subsys_up());
+	ASSERT_EQ(0, nvmet_port_add());
+	ASSERT_EQ(0, nvme_host_up(self)) TH_LOG("nvme connect over %s", variant->ibdev);
+	block_data(_metadata, self, variant->ibdev, nvme_host_disconnect,
+		   nvme_reconnect_up);
 }
 
 /*
@@ -1252,48 +1271,12 @@ static int srp_logout(FIXTURE_DATA(ulp) *self)
 
 /* ---- the tests ---- */
 
-/*
- * The nvme_data sequence on a SCSI disk: fio writes and verifies both
- * regions, the device's packets cover the data; @logout and @login give
- * a new session, which verifies both regions again; then the ramdisk is
- * overwritten behind the initiator and verification must fail.
- */
-static void scsi_data(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(ulp) *self, const char *ibdev,
-		      int (*logout)(FIXTURE_DATA(ulp) *self),
-		      int (*login)(FIXTURE_DATA(ulp) *self, const char *ibdev))
-{
-	char rand[512], seq[512];
-	long long sent;
-
-	JOB(rand, FIO_RAND, self->dev);
-	JOB(seq, FIO_SEQ, self->dev);
-	count_start(self, ibdev);
-	ASSERT_EQ(0, step("fio_rand", 300, "%s", rand)) TH_LOG("4 KiB randwrite + verify");
-	ASSERT_EQ(0, step("fio_seq", 300, "%s", seq)) TH_LOG("1 MiB write + verify");
-	sent = count_sent(self, ibdev);
-	fprintf(stderr, "# %s: %lld packets sent\n", ibdev, sent);
-	EXPECT_GE(sent, 80 << 8) TH_LOG("too few packets on %s for the data", ibdev);
-
-	ASSERT_EQ(0, logout(self));
-	ASSERT_EQ(0, login(self, ibdev)) TH_LOG("logging in again");
-	JOB(rand, FIO_RAND, self->dev);
-	JOB(seq, FIO_SEQ, self->dev);
-	EXPECT_EQ(0, step("verify_rand", 300, "%s --verify_only", rand))
-		TH_LOG("4 KiB region after logging in again");
-	EXPECT_EQ(0, step("verify_seq", 300, "%s --verify_only", seq))
-		TH_LOG("1 MiB region after logging in again");
-
-	EXPECT_EQ(0, verify_catches_corruption("rand", rand, RAND_CORRUPT));
-	EXPECT_EQ(0, verify_catches_corruption("seq", seq, SEQ_CORRUPT));
-}
-
 TEST_F_TIMEOUT(ulp, iser_data, 600)
 {
 	ASSERT_EQ(0, iser_target_up());
 	ASSERT_EQ(0, iser_initiator_up());
 	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over %s", variant->ibdev);
-	scsi_data(_metadata, self, variant->ibdev, iser_logout, iser_login);
+	block_data(_metadata, self, variant->ibdev, iser_logout, iser_login);
 }
 
 TEST_F_TIMEOUT(ulp, srp_data, 600)
@@ -1303,7 +1286,7 @@ TEST_F_TIMEOUT(ulp, srp_data, 600)
 	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
 	ASSERT_EQ(0, srp_login(self, variant->ibdev))
 		TH_LOG("SRP login over %s", variant->ibdev);
-	scsi_data(_metadata, self, variant->ibdev, srp_logout, srp_login);
+	block_data(_metadata, self, variant->ibdev, srp_logout, srp_login);
 }
 
 /* iSER and SRP under sib's faults, as nvme_faults. */

@@ -91,13 +91,10 @@ static int net_setup(bool v4)
  * Run the server command @srv in the background and, once it listens on
  * TCP port 18515 (pingpong's and perftest's) in namespace @ns ("" for the
  * initial one), the client command @cli; both must succeed. Their output
- * goes to LOG, shown on failure.
- */
-/*
- * perftest checks its CPU clock and refuses to report when the check
- * fails ("Correlation coefficient"), which happens under TCG on a busy
- * host; that is not a failure of the device, so such a run is repeated,
- * up to three times in all.
+ * goes to LOG, shown on failure. perftest checks its CPU clock and
+ * refuses to report when the check fails ("Correlation coefficient"),
+ * which happens under TCG on a busy host; that is not a failure of the
+ * device, so such a run is repeated, up to three times in all.
  */
 static int run_pair(const char *ns, const char *srv, const char *cli)
 {

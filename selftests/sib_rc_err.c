@@ -450,6 +450,78 @@ TEST_F(err, rnr_retry_7_recv_later)
 }
 
 /*
+ * Engine field @name of QP @qpn as "rdma -dd resource show qp" prints it
+ * (sib's restrack driver attributes), or -1.
+ */
+static long res_field(uint32_t qpn, const char *name)
+{
+	char cmd[160], line[4096], *at;
+	long val = -1;
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma -dd resource show qp link " SIB_DEV
+		 "/1 lqpn %u 2>&1", qpn);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(line, 1, sizeof(line) - 1, f);
+	line[n] = 0;
+	pclose(f);
+	/* iproute2 prints driver attributes as "drv_NAME VALUE" */
+	for (at = line; (at = strstr(at, "drv_")); at++) {
+		if (!strncmp(at + 4, name, strlen(name)) &&
+		    at[4 + strlen(name)] == ' ') {
+			val = strtol(at + 4 + strlen(name) + 1, NULL, 0);
+			break;
+		}
+	}
+	if (val < 0)
+		fprintf(stderr, "# no %s in: %s\n", name, line);
+	return val;
+}
+
+/*
+ * "rdma resource show qp -dd" shows the engines' state: a SEND that met
+ * an RNR NAK (no receive, a 491 ms RNR timer) is the one WQE outstanding,
+ * and the requester waits for the timer; once a receive lets it through,
+ * nothing is outstanding, every PSN is acknowledged, and the responder
+ * expects the requester's next PSN.
+ */
+TEST_F(err, res_show_engine_state)
+{
+	struct ibv_sge rs = mk_sge(&self->r, 0, 4096);
+	struct ibv_sge s = mk_sge(&self->l, 0, 3000);
+	struct ibv_send_wr wr;
+
+	self->p.o.min_rnr_timer = 31;	/* 491.52 ms */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	fill_pattern(self->l.p, 3000, 5);
+	rdma_wr(&wr, &s, IBV_WR_SEND, 1, 0, 0);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+	usleep(100000);
+	EXPECT_EQ(1, res_field(self->qpn[0], "rnr_wait"));
+	EXPECT_EQ(res_field(self->qpn[0], "sq_oldest") + 1,
+		  res_field(self->qpn[0], "sq_fetched"));
+	EXPECT_EQ(0, res_field(self->qpn[0], "sq_oldest"));
+
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 2, &rs, 1));
+	expect_wc("sender", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("receiver", self->p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 3000, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 3000, "data");
+	EXPECT_EQ(0, res_field(self->qpn[0], "rnr_wait"));
+	EXPECT_EQ(1, res_field(self->qpn[0], "sq_oldest"));
+	EXPECT_EQ(1, res_field(self->qpn[0], "sq_next"));
+	EXPECT_EQ(res_field(self->qpn[0], "psn_next"),
+		  res_field(self->qpn[0], "psn_unacked"));
+	EXPECT_EQ(res_field(self->qpn[0], "psn_next"),
+		  res_field(self->qpn[1], "resp_psn"));
+}
+
+/*
  * After an error every later WQE, signaled or not, and every receive
  * completes with WR_FLUSH_ERR, in order; WQEs posted in ERR too.
  */

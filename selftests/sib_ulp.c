@@ -1363,6 +1363,57 @@ TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
 	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
 }
 
+/*
+ * The RDMA device goes away under iSER while fio writes. ib_iser's
+ * connection gets RDMA_CM_EVENT_DEVICE_REMOVAL and fails; "rdma link del"
+ * must return within 30 s, without a kernel complaint. The iSCSI session
+ * goes into recovery, and iscsid's attempts to log in again cannot reach
+ * a portal through a device that is gone: once the session's replacement
+ * timeout (10 s here, 120 s by default) is over, the queued I/O fails and
+ * fio must end. iscsid does not move a session to a new device by
+ * itself, so after a logout target and initiator are set up again from
+ * scratch on a new device, and carry new data that fio verifies.
+ */
+TEST_F_TIMEOUT(ulp, iser_device_removal, 600)
+{
+	char job[600], path[128];
+	time_t t0;
+	int rc;
+
+	ASSERT_EQ(0, iser_target_up());
+	ASSERT_EQ(0, iser_initiator_up());
+	ASSERT_EQ(0, step("replacement_timeout", 30, ISCSI_NODE " -o update "
+			  "-n node.session.timeo.replacement_timeout -v 10"));
+	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over %s", variant->ibdev);
+	snprintf(job, sizeof(job), FIO_RAND "--rate=2m", self->dev);
+	ASSERT_EQ(0, step_bg("fio_removal", 300, job));
+	sleep(2);
+	ASSERT_EQ(0, shq("[ ! -f " LOGDIR "/fio_removal.rc ]"))
+		TH_LOG("fio ended before the removal");
+	t0 = time(NULL);
+	rc = step("removal", 60, "rdma link del %s", variant->ibdev);
+	fprintf(stderr, "# %s: \"rdma link del\" took %ld s\n", variant->ibdev,
+		(long)(time(NULL) - t0));
+	ASSERT_EQ(0, rc) TH_LOG("removing the device under ib_iser and ib_isert");
+	EXPECT_GE(30, time(NULL) - t0);
+	snprintf(path, sizeof(path), SIB_SYSFS_IB "/%s", variant->ibdev);
+	EXPECT_FALSE(path_exists(path)) TH_LOG("%s still registered", variant->ibdev);
+	fprintf(stderr, "# fio must fail now, with I/O errors:\n");
+	EXPECT_NE(-1, step_wait("fio_removal", 90)) TH_LOG("fio hung");
+	EXPECT_EQ(0, shq("! dmesg | grep -Eq 'WARNING:|BUG:|hung_task'"));
+
+	/* Everything again on a new device, new data. */
+	iser_down();
+	lio_down();
+	shq("ip link del " VETH);
+	ASSERT_EQ(0, dev_setup(variant->type, variant->ibdev));
+	ASSERT_EQ(0, iser_target_up());
+	ASSERT_EQ(0, iser_initiator_up());
+	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over the new device");
+	JOB(job, FIO_RAND, self->dev);
+	EXPECT_EQ(0, step("fio_after", 300, "%s", job)) TH_LOG("4 KiB randwrite + verify");
+}
+
 /* ---- SMB Direct --------------------------------------------------------- */
 
 /*

@@ -506,7 +506,7 @@ static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
  * on here. The key is looked up again for each slice, so no MR
  * reference is held between passes (a stalled READ must not block
  * dereg_mr); if it no longer resolves, the rest is not sent, and the
- * requester's retry gets the NAK.
+ * requester's retry, a duplicate READ, gets the NAK (sib_resp_read_again()).
  */
 static void sib_resp_read_slice(struct sib_qp *qp)
 {
@@ -631,31 +631,46 @@ bool sib_resp_read_busy(struct sib_qp *qp)
 	return rd->active;
 }
 
+/*
+ * May the READ at @psn read @len bytes at @va through @rkey? If not, it is
+ * NAKed (remote access error) and the QP goes to ERR. A duplicate READ is
+ * executed again, so it is checked again: the MR may be gone since.
+ */
+static int sib_resp_read_key(struct sib_qp *qp, u32 psn, u64 va, u32 rkey,
+			     u32 len)
+{
+	struct sib_mr *mr;
+	u64 mr_va = 0;
+
+	if (!len)
+		return 0;
+	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rkey, va, len,
+			SIB_ACC_REMOTE_READ, &mr_va);
+	if (IS_ERR(mr)) {
+		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
+		return PTR_ERR(mr);
+	}
+	sib_mr_put(mr);
+	return 0;
+}
+
 static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_resp_res *res;
-	struct sib_mr *mr;
 	u32 len = be32_to_cpu(reth->len);
-	u64 mr_va = 0;
+	int ret;
 
 	/* C9-94, and the message size the port advertises. */
 	if (len > SIB_MAX_MSG_SZ) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return -EINVAL;
 	}
-	if (len) {
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-				be32_to_cpu(reth->rkey), be64_to_cpu(reth->va),
-				len, SIB_ACC_REMOTE_READ, &mr_va);
-		if (IS_ERR(mr)) {
-			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR,
-				     SIB_RESP_FATAL);
-			return PTR_ERR(mr);
-		}
-		sib_mr_put(mr);
-	}
+	ret = sib_resp_read_key(qp, pkt->psn, be64_to_cpu(reth->va),
+				be32_to_cpu(reth->rkey), len);
+	if (ret)
+		return ret;
 	res = sib_res_new(qp);
 	res->opcode = pkt->opcode;
 	res->va = be64_to_cpu(reth->va);
@@ -837,6 +852,9 @@ static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
 	npkts = max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
 	if (sib_psn_cmp(sib_psn_add(pkt->psn, npkts - 1), res->last_psn) > 0)
 		return;		/* not a part of that READ: ignore */
+	if (sib_resp_read_key(qp, pkt->psn, be64_to_cpu(reth->va),
+			      be32_to_cpu(reth->rkey), len))
+		return;
 	sib_resp_read_reply(qp, be64_to_cpu(reth->va), be32_to_cpu(reth->rkey),
 			    len, pkt->psn);
 }

@@ -706,6 +706,51 @@ TEST_F(err, retry_exhausted)
 }
 
 /*
+ * A READ whose responses are all lost, and the responder's MR deregistered
+ * before the requester retries: the retried READ is a duplicate (IBA
+ * 9.7.5.2.2), executed again and so checked again like a new one. Its
+ * R_Key no longer resolves, so the responder answers with a remote access
+ * NAK: the READ completes with REM_ACCESS_ERR and both QPs go to ERR. A
+ * responder that dropped the duplicate silently would leave the requester
+ * to use up its retries (RETRY_EXC_ERR), as if the peer were gone.
+ */
+TEST_F(err, dup_read_after_dereg)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 65536);
+	struct pair_opts o;
+	struct pair p;
+	struct buf r2;
+	long long drops = 0;
+
+	pair_default_opts(&o);
+	o.timeout = 14;		/* 67 ms: 7 retries take half a second */
+	o.retry_cnt = 7;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&r2, self->p.pd, 65536, ACC_ALL));
+	ASSERT_EQ(0, fault_knob_set("sib0", "classes", 8));	/* READ responses */
+	ASSERT_EQ(0, fault_knob_set("sib0", "drop", 1000000));
+	ASSERT_EQ(0, fault_knob_set("sib0", "dir", 3));
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 1));
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 1, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r2, 0), r2.mr->rkey));
+	/* The READ was answered, and the answer lost. */
+	for (int i = 0; i < 200 && drops <= 0; i++) {
+		usleep(5000);
+		drops = fault_knob_get("sib0", "injected_drop");
+	}
+	ASSERT_LT(0, drops) TH_LOG("no READ response was sent");
+	ASSERT_EQ(0, ibv_dereg_mr(r2.mr));
+	r2.mr = NULL;
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 0));
+	expect_wc("READ retried after the MR went away", p.scq[0], 1,
+		  IBV_WC_REM_ACCESS_ERR, ANY, p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_STATE_SOON(p.qp[0], IBV_QPS_ERR);
+	EXPECT_STATE_SOON(p.qp[1], IBV_QPS_ERR);
+	buf_free(&r2);
+	pair_destroy(&p);
+}
+
+/*
  * ACKs that come back after the local ACK timeout, in the middle of a
  * message longer than the window (1 MiB at MTU 256: 4096 packets, 1024 in
  * flight): the timeout sends the oldest packet again, then the late ACKs

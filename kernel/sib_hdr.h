@@ -74,6 +74,12 @@ struct sib_deth {
 	__be32 sqp;		/* resv:8 SrcQP:24 */
 } __packed;
 
+/*
+ * A controlled Q_Key (IBA 10.2.4): only privileged consumers may own one
+ * (QP1's is 0x80010000), and a work request naming one sends the QP's own.
+ */
+#define SIB_QKEY_CONTROLLED	0x80000000u
+
 /* Which extended headers an opcode carries, and what it means. */
 enum sib_op_flags {
 	SIB_OP_RETH	= BIT(0),

@@ -440,8 +440,8 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	qp->max_send_sge = min_t(u32, (slot - SIB_SEND_WQE_HDR) /
 				 sizeof(struct sib_sge), SIB_MAX_SGE);
 	qp->max_inline = min_t(u32, slot - SIB_SEND_WQE_HDR, SIB_MAX_INLINE);
-	qp->sq_shadow = __vmalloc(qp->sq.nslots * slot,
-				  GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	qp->sq_shadow = __vmalloc(qp->sq.nslots * slot, GFP_KERNEL_ACCOUNT |
+				  __GFP_ZERO | __GFP_NOWARN);
 	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe),
 			    GFP_KERNEL_ACCOUNT);
 	if (!qp->sq_shadow || !qp->swqe)

@@ -27,8 +27,12 @@ int sib_queue_init(struct sib_queue *q, u32 nslots, u32 slot_size)
 	if (!is_power_of_2(nslots) || !is_power_of_2(slot_size))
 		return -EINVAL;
 	size = PAGE_ALIGN(SIB_RING_HDR_SIZE + (size_t)nslots * slot_size);
-	/* Charged to the creator's memory cgroup: a ring can be 16 MiB. */
-	q->hdr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	/*
+	 * Charged to the creator's memory cgroup: a ring can be 16 MiB. Its
+	 * size is the user's choice, so a failure is the user's ENOMEM, not
+	 * a warning in the kernel log.
+	 */
+	q->hdr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN);
 	if (!q->hdr)
 		return -ENOMEM;
 	q->slots = (void *)q->hdr + SIB_RING_HDR_SIZE;

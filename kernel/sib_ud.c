@@ -175,7 +175,8 @@ int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s)
 	sib_pkt(skb)->qpn = dqpn;
 	deth = sib_pkt_eth(skb, SIB_OP_DETH);
 	/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
-	deth->qkey = cpu_to_be32((qkey & 0x80000000) ? qp->attr.qkey : qkey);
+	deth->qkey = cpu_to_be32((qkey & SIB_QKEY_CONTROLLED) ?
+				 qp->attr.qkey : qkey);
 	deth->sqp = cpu_to_be32(sib_qpn(qp));
 	if (op == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE)
 		*(__be32 *)sib_pkt_eth(skb, SIB_OP_IMMDT) = w->ex.imm_data;

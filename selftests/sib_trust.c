@@ -46,6 +46,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <infiniband/verbs.h>
 
 #include "kselftest_harness.h"
@@ -209,6 +210,95 @@ FIXTURE_TEARDOWN(trust)
 	if (self->pd)
 		ibv_dealloc_pd(self->pd);
 	sib_lo_teardown(self->ctx);
+}
+
+/* ---- controlled Q_Keys ----------------------------------------------------- */
+
+/* Drop @cap from this process' effective and permitted sets. */
+static int cap_drop(int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2] = {};
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	d[cap / 32].permitted &= ~(1u << (cap % 32));
+	return syscall(SYS_capset, &h, d);
+}
+
+/* A UD QP on @pd taken to INIT with Q_Key @qkey: modify_qp's errno. */
+static int ud_qkey(struct ibv_pd *pd, uint32_t qkey)
+{
+	struct ibv_cq *cq = ibv_create_cq(pd->context, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
+	};
+	struct ibv_qp *qp;
+	int ret = -1;
+
+	if (!cq)
+		return -1;
+	init.send_cq = init.recv_cq = cq;
+	qp = ibv_create_qp(pd, &init);
+	if (qp) {
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_QKEY);
+		ibv_destroy_qp(qp);
+	}
+	ibv_destroy_cq(cq);
+	return ret;
+}
+
+/*
+ * A controlled Q_Key (the high bit set, IBA 10.2.4; QP1's is 0x80010000)
+ * is a privilege: with it, a process could send datagrams that any node's
+ * QP1 takes as MADs of the CM (a forged DREQ tears down another user's
+ * connection). ib_core's modify_qp command refuses it with EPERM to a
+ * process without CAP_NET_RAW (unless "rdma system set privileged-qkey
+ * on" allows it for all; the test skips then) and grants it to one with
+ * it; an ordinary Q_Key works for both.
+ */
+TEST_F(trust, controlled_qkey_needs_cap_net_raw)
+{
+	int st;
+	pid_t pid;
+
+	if (!shq("rdma system show | grep -q 'privileged-qkey on'"))
+		SKIP(return, "privileged-qkey is on: every process may own one");
+	EXPECT_EQ(0, ud_qkey(self->pd, 0x80010000)) TH_LOG("with CAP_NET_RAW");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct ibv_context *ctx;
+		struct ibv_pd *pd;
+
+		if (cap_drop(CAP_NET_RAW))
+			_exit(10);
+		ctx = pair_open_dev(SIB_DEV);
+		pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+		if (!pd)
+			_exit(11);
+		if (ud_qkey(pd, 0x80010000) != EPERM)
+			_exit(12);
+		if (ud_qkey(pd, 0x80000000) != EPERM)
+			_exit(13);
+		if (ud_qkey(pd, 0x00010000) != 0)
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("without CAP_NET_RAW: step %d (10 capset, 11 open, 12-13 a controlled Q_Key was not refused, 14 an ordinary one was)",
+		       WEXITSTATUS(st));
 }
 
 /* ---- 1: atomics through zero-based windows ------------------------------- */

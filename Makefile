@@ -15,6 +15,7 @@
 #   make install      install the module and the provider on this machine
 #   make deb          build the Debian packages sib-dkms and libsib into .build/deb/
 #                     (DEB_DIR), lintian-checked
+#   make check-packages  build them, boot a VM, install them there, use sib0, remove them
 #   make dkms-install    register the module's source with DKMS, build and install
 #                     it for every kernel with headers (make dkms-uninstall undoes it)
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
@@ -55,7 +56,7 @@ DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider selftests smbdirect setup check check-debug run bench fuzz load install \
-	checkpatch clean ksrc dkms-src dkms-install dkms-uninstall deb
+	checkpatch clean ksrc dkms-src dkms-install dkms-uninstall deb check-packages
 
 all: module provider selftests
 
@@ -204,6 +205,16 @@ DEB_DIR ?= $(TOP)/.build/deb
 
 deb:
 	$(TOP)/scripts/build-debs -o $(DEB_DIR)
+
+# The packages in a VM, without the build tree's module or provider:
+# dpkg -i, DKMS builds rdma_sib.ko there, sib0 carries ibv_rc_pingpong,
+# dpkg -r leaves nothing behind; then, in a second VM, the same with make
+# dkms-install and dkms-uninstall (scripts/test-packages). About 6 minutes
+# each under TCG: too long for make check, which builds and lints the
+# packages (make deb) but does not install them.
+check-packages: setup deb
+	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages $(DEB_DIR)
+	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages --tree $(TOP)
 
 # Kernel code and the uapi header must be clean under --strict. The
 # provider is user space (rdma-core's style): the rules

@@ -209,7 +209,7 @@ deb:
 # The packages in a VM, without the build tree's module or provider:
 # dpkg -i, DKMS builds rdma_sib.ko there, sib0 carries ibv_rc_pingpong,
 # dpkg -r leaves nothing behind; then, in a second VM, the same with make
-# dkms-install and dkms-uninstall (scripts/test-packages). About 6 minutes
+# dkms-install and dkms-uninstall (scripts/test-packages). 6 to 9 minutes
 # each under TCG: too long for make check, which builds and lints the
 # packages (make deb) but does not install them.
 check-packages: setup deb

@@ -3,7 +3,8 @@
 # sib: top-level build.
 #
 #   make              build the module, the provider and the selftests
-#   make check        install what is needed, build, boot a VM, run every selftest
+#   make check        install what is needed, build, build the packages, boot a VM,
+#                     run every selftest
 #   make check-debug  the same under a debug kernel (KASAN, lockdep, kmemleak, UBSAN...)
 #                     built once and cached: DEBUG_TESTS="sib_link sib_rc" for a subset,
 #                     DEBUG_FLAVOR=kcsan for KCSAN instead of KASAN
@@ -12,6 +13,11 @@
 #   make fuzz         build, boot a VM and run the three fuzzers at full counts (FUZZ_ARGS)
 #   make load         build, boot a VM and run the full load test (LOAD_ARGS)
 #   make install      install the module and the provider on this machine
+#   make deb          build the Debian packages sib-dkms and libsib into .build/deb/
+#                     (DEB_DIR), lintian-checked
+#   make check-packages  build them, boot a VM, install them there, use sib0, remove them
+#   make dkms-install    register the module's source with DKMS, build and install
+#                     it for every kernel with headers (make dkms-uninstall undoes it)
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
 #
 # KDIR is the kernel build directory; by default the newest installed one.
@@ -42,11 +48,15 @@ KSRC_STAMP := $(KSRC)/.stamp
 
 VM_RUN := $(TOP)/scripts/vm-run
 
+# The release: the file VERSION is the one place that holds it (the
+# module's MODULE_VERSION, DKMS' PACKAGE_VERSION, the packages' version).
+VERSION := $(shell cat $(TOP)/VERSION)
+
 DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider selftests smbdirect setup check check-debug run bench fuzz load install \
-	checkpatch clean ksrc
+	checkpatch clean ksrc dkms-src dkms-install dkms-uninstall deb check-packages
 
 all: module provider selftests
 
@@ -105,6 +115,7 @@ setup:
 check: setup
 	$(MAKE) all
 	$(TOP)/scripts/test-vm-run
+	$(MAKE) deb
 	$(VM_RUN) --no-load -- $(TOP)/selftests/run_tests
 
 # The debug kernel is built once per (tarball, config, recipe) and cached
@@ -147,6 +158,63 @@ install: module provider
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates modules_install
 	depmod -a $(KVER)
 	$(MAKE) -C provider install
+
+# DKMS. dkms-src installs the module's source as DKMS builds it, into
+# $(DESTDIR)/usr/src/sib-$(VERSION)/: the sib-dkms package is made of it
+# (packaging/debian/rules), and dkms-install registers it with DKMS on
+# distributions without that package.
+DKMS_SRC := Kbuild VERSION uapi/rdma_user_sib.h kernel/Kbuild \
+	$(sort $(filter-out %.mod.c,$(wildcard kernel/*.[ch]))) \
+	kernel/compat/compat.mk $(sort $(wildcard kernel/compat/*.c))
+DKMS_DIR = $(DESTDIR)/usr/src/sib-$(VERSION)
+
+dkms-src:
+	@test -n "$(VERSION)" || { echo "error: VERSION is empty" >&2; exit 1; }
+	@echo "  INSTALL $(DKMS_DIR)/ ($(words $(DKMS_SRC)) files and dkms.conf)"
+	@for f in $(DKMS_SRC); do install -D -m 0644 $$f $(DKMS_DIR)/$$f || exit 1; done
+	@sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_DIR)/dkms.conf
+
+# For every kernel in /lib/modules with a build directory (DKMS_KERNELS
+# to choose): add, build, install. Refused while the sib-dkms package
+# owns /usr/src/sib-$(VERSION).
+DKMS_KERNELS ?= $(shell for d in /lib/modules/*/build; do \
+	  [ -e $$d/Makefile ] && basename $$(dirname $$d); done)
+
+dkms-install:
+	@! dpkg-query -W -f='$${db:Status-Abbrev}' sib-dkms 2>/dev/null | grep -q '^i' || { \
+	  echo "error: the sib-dkms package is installed; remove it first (dpkg -r sib-dkms)" >&2; exit 1; }
+	@test -n "$(DKMS_KERNELS)" || { \
+	  echo "error: no /lib/modules/*/build: install the kernel's headers" >&2; exit 1; }
+	if dkms status -m sib -v $(VERSION) | grep -q .; then dkms remove -m sib -v $(VERSION) --all; fi
+	rm -rf /usr/src/sib-$(VERSION)
+	$(MAKE) --no-print-directory dkms-src DESTDIR=
+	dkms add -m sib -v $(VERSION)
+	for k in $(DKMS_KERNELS); do \
+	  dkms build -m sib -v $(VERSION) -k $$k && dkms install -m sib -v $(VERSION) -k $$k || exit 1; \
+	done
+
+dkms-uninstall:
+	@! dpkg-query -W -f='$${db:Status-Abbrev}' sib-dkms 2>/dev/null | grep -q '^i' || { \
+	  echo "error: the sib-dkms package is installed; remove it with dpkg -r sib-dkms" >&2; exit 1; }
+	if dkms status -m sib -v $(VERSION) | grep -q .; then dkms remove -m sib -v $(VERSION) --all; fi
+	rm -rf /usr/src/sib-$(VERSION)
+
+# Debian packages (scripts/build-debs): the source package and sib-dkms,
+# libsib, in DEB_DIR, then lintian on them.
+DEB_DIR ?= $(TOP)/.build/deb
+
+deb:
+	$(TOP)/scripts/build-debs -o $(DEB_DIR)
+
+# The packages in a VM, without the build tree's module or provider:
+# dpkg -i, DKMS builds rdma_sib.ko there, sib0 carries ibv_rc_pingpong,
+# dpkg -r leaves nothing behind; then, in a second VM, the same with make
+# dkms-install and dkms-uninstall (scripts/test-packages). 6 to 9 minutes
+# each under TCG: too long for make check, which builds and lints the
+# packages (make deb) but does not install them.
+check-packages: setup deb
+	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages $(DEB_DIR)
+	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages --tree $(TOP)
 
 # Kernel code and the uapi header must be clean under --strict. The
 # provider is user space (rdma-core's style): the rules

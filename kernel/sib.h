@@ -22,7 +22,7 @@
 #include "sib_queue.h"
 #include "sib_fault.h"
 
-#define SIB_DRV_VERSION		"0.1"
+/* SIB_DRV_VERSION is the file VERSION, passed by kernel/Kbuild */
 #define SIB_FW_VER_MAJOR	0
 #define SIB_FW_VER_MINOR	1
 #define SIB_FW_VER_SUB		0

@@ -185,8 +185,8 @@ static void sib_fault_flush(struct sib_fault *f)
 	unsigned long flags;
 
 	__skb_queue_head_init(&gone);
-	del_timer_sync(&f->timer);
-	del_timer_sync(&f->held_timer);
+	timer_delete_sync(&f->timer);
+	timer_delete_sync(&f->held_timer);
 	spin_lock_irqsave(&f->lock, flags);
 	held = f->held;
 	f->held = NULL;

@@ -591,14 +591,14 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	/* And for an engine running in some caller's context. */
 	mutex_lock(&qp->engine);
 	mutex_unlock(&qp->engine);
-	del_timer_sync(&qp->rnr_timer);
-	del_timer_sync(&qp->retrans_timer);
-	del_timer_sync(&qp->tx_timer);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->retrans_timer);
+	timer_delete_sync(&qp->tx_timer);
 	cancel_work_sync(&qp->work);
 	cancel_work_sync(&qp->async_work);
-	del_timer_sync(&qp->rnr_timer);
-	del_timer_sync(&qp->retrans_timer);
-	del_timer_sync(&qp->tx_timer);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->retrans_timer);
+	timer_delete_sync(&qp->tx_timer);
 	skb_queue_purge(&qp->rxq);
 	if (!sib_qp_is_user(qp)) {
 		sib_cq_clean(sib_qp_scq(qp), sib_qpn(qp));
@@ -747,8 +747,8 @@ static void sib_qp_reset(struct sib_qp *qp)
 	unsigned long flags;
 
 	sib_timer_stop(qp);
-	del_timer_sync(&qp->rnr_timer);
-	del_timer_sync(&qp->retrans_timer);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->retrans_timer);
 	qp->events = 0;
 	spin_lock_irqsave(&qp->rxq.lock, flags);
 	qp->lack.valid = false;

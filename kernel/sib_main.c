@@ -171,28 +171,11 @@ static int sib_claim_ndev(struct sib_dev *sdev)
 	return ret;
 }
 
-static bool sib_name_taken(const char *ibdev_name)
-{
-	struct ib_device *other;
-
-	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
-	if (!other)
-		return false;
-	ib_device_put(other);
-	return true;
-}
-
 static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sib_dev *sdev;
 	bool gone;
 	int ret;
-
-	/* ib_core would refuse it too, but with ENFILE and no reason. */
-	if (sib_name_taken(ibdev_name)) {
-		pr_err("device name %s is already taken\n", ibdev_name);
-		return -EEXIST;
-	}
 
 	if (!sib_ndev_suitable(ndev)) {
 		pr_err("netdev %s is unsuitable: type %u is neither Ethernet nor loopback\n",
@@ -235,9 +218,15 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 	/* Pin the memory: the device may be unregistered by others below. */
 	get_device(&sdev->ib_dev.dev);
 	ret = ib_register_device(&sdev->ib_dev, ibdev_name, NULL);
-	if (ret) {
+	if (ret == -ENFILE) {
+		/* ib_core's answer to a name in use: say so, as EEXIST */
+		pr_err("device name %s is already taken\n", ibdev_name);
+		ret = -EEXIST;
+	} else if (ret) {
 		pr_err("cannot register %s on %s: %d\n", ibdev_name,
 		       netdev_name(ndev), ret);
+	}
+	if (ret) {
 		put_device(&sdev->ib_dev.dev);
 		sib_net_dev_fini(sdev);
 		goto err_free;

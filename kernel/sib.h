@@ -283,7 +283,8 @@ static inline struct sib_cq *to_scq(struct ib_cq *ib_cq)
 int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
 		  SIB_CREATE_CQ_ARG uarg);
 int sib_destroy_cq(struct ib_cq *ib_cq, struct ib_udata *udata);
-int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata);
+int sib_resize_cq(struct ib_cq *ib_cq, SIB_RESIZE_CQE cqe,
+		  struct ib_udata *udata);
 int sib_poll_cq(struct ib_cq *ib_cq, int num_entries, struct ib_wc *wc);
 int sib_req_notify_cq(struct ib_cq *ib_cq, enum ib_cq_notify_flags flags);
 int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited);

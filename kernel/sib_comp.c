@@ -61,7 +61,7 @@ void sib_timer_stop(struct sib_qp *qp)
 
 void sib_retrans_timer(struct timer_list *t)
 {
-	struct sib_qp *qp = from_timer(qp, t, retrans_timer);
+	struct sib_qp *qp = sib_timer_container_of(qp, t, retrans_timer);
 	unsigned long due = READ_ONCE(qp->retrans_due);
 
 	if (!READ_ONCE(qp->retrans_on) || READ_ONCE(qp->destroying))
@@ -92,7 +92,7 @@ static bool sib_timer_expired(struct sib_qp *qp)
 
 void sib_rnr_timer(struct timer_list *t)
 {
-	struct sib_qp *qp = from_timer(qp, t, rnr_timer);
+	struct sib_qp *qp = sib_timer_container_of(qp, t, rnr_timer);
 
 	set_bit(SIB_QP_RNR_FIRED, &qp->events);
 	sib_qp_sched(qp);

@@ -13,6 +13,10 @@
 
 #include <linux/mm.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -20,6 +24,11 @@
 
 #ifdef SIB_HAVE_NET_HOTDATA
 #include <net/hotdata.h>
+#endif
+#ifdef SIB_HAVE_IPV6_STUB
+#include <net/ipv6_stubs.h>
+#else
+#include <net/ipv6.h>
 #endif
 
 /*
@@ -62,6 +71,112 @@ static inline int sib_netdev_max_backlog(void)
 	return READ_ONCE(net_hotdata.max_backlog);
 #else
 	return READ_ONCE(netdev_max_backlog);
+#endif
+}
+
+/*
+ * SIB_RESIZE_CQ_OP is the member of ib_device_ops that resizes a CQ:
+ * resize_user_cq where only a process' CQ can be resized, else
+ * resize_cq; SIB_RESIZE_CQE is the type of its count.
+ */
+#ifdef SIB_HAVE_RESIZE_USER_CQ
+#define SIB_RESIZE_CQ_OP	resize_user_cq
+#define SIB_RESIZE_CQE		unsigned int
+#else
+#define SIB_RESIZE_CQ_OP	resize_cq
+#define SIB_RESIZE_CQE		int
+#endif
+
+/*
+ * SIB_REG_USER_MR_DMAH is the parameter ib_device_ops.reg_user_mr() has
+ * before the udata where it takes a DMA handle, or nothing. A handle
+ * (struct ib_dmah, PCIe TPH steering hints) exists only for a device
+ * with alloc_dmah(), which sib has not: the one sib gets is always NULL.
+ */
+#ifdef SIB_HAVE_REG_USER_MR_DMAH
+#define SIB_REG_USER_MR_DMAH	struct ib_dmah *dmah,
+#else
+#define SIB_REG_USER_MR_DMAH
+#endif
+
+/* Pin @size bytes of the calling process' memory at @addr. */
+static inline struct ib_umem *sib_umem_get(struct ib_device *dev,
+					   unsigned long addr, size_t size,
+					   int access)
+{
+#ifdef SIB_HAVE_IB_UMEM_GET_VA
+	return ib_umem_get_va(dev, addr, size, access);
+#else
+	return ib_umem_get(dev, addr, size, access);
+#endif
+}
+
+/* The structure of type @var's that embeds the timer_list @t as @field. */
+#ifdef SIB_HAVE_TIMER_CONTAINER_OF
+#define sib_timer_container_of(var, t, field)	\
+	timer_container_of(var, t, field)
+#else
+#define sib_timer_container_of(var, t, field)	\
+	from_timer(var, t, field)
+#endif
+
+/* @ndev's flags, as SIOCGIFFLAGS reports them (IFF_UP, IFF_RUNNING...). */
+static inline unsigned int sib_netdev_flags(const struct net_device *ndev)
+{
+#ifdef SIB_HAVE_NETIF_GET_FLAGS
+	return netif_get_flags(ndev);
+#else
+	return dev_get_flags(ndev);
+#endif
+}
+
+/* Free the page @nc holds; it may be used again. */
+static inline void sib_page_frag_cache_drain(struct page_frag_cache *nc)
+{
+#ifdef SIB_HAVE_PAGE_FRAG_CACHE_DRAIN
+	page_frag_cache_drain(nc);
+#else
+	if (nc->va)
+		__page_frag_cache_drain(virt_to_head_page(nc->va),
+					nc->pagecnt_bias);
+	nc->va = NULL;
+#endif
+}
+
+/* Make @sock, a kernel UDP socket, receive encapsulated packets. */
+static inline void sib_setup_udp_tunnel_sock(struct net *net,
+					     struct socket *sock,
+					     struct udp_tunnel_sock_cfg *cfg)
+{
+#ifdef SIB_HAVE_UDP_TUNNEL_SOCK_SK
+	setup_udp_tunnel_sock(net, sock->sk, cfg);
+#else
+	setup_udp_tunnel_sock(net, sock, cfg);
+#endif
+}
+
+/* Shut @sock, a UDP tunnel socket, down and release it. */
+static inline void sib_udp_tunnel_sock_release(struct socket *sock)
+{
+#ifdef SIB_HAVE_UDP_TUNNEL_SOCK_SK
+	udp_tunnel_sock_release(sock->sk);
+#else
+	udp_tunnel_sock_release(sock);
+#endif
+}
+
+/*
+ * The IPv6 route for @fl6 in @net, with a reference, or an ERR_PTR();
+ * through ipv6_stub where IPv6 can be a module that sib must not
+ * depend on.
+ */
+static inline struct dst_entry *
+sib_ip6_dst_lookup_flow(struct net *net, struct flowi6 *fl6)
+{
+#ifdef SIB_HAVE_IPV6_STUB
+	return ipv6_stub->ipv6_dst_lookup_flow(net, NULL, fl6, NULL);
+#else
+	return ip6_dst_lookup_flow(net, NULL, fl6, NULL);
 #endif
 }
 

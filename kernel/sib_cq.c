@@ -93,7 +93,8 @@ static int sib_cq_move(struct sib_queue *old, struct sib_queue *new)
 	return 0;
 }
 
-int sib_resize_cq(struct ib_cq *ib_cq, int cqe, struct ib_udata *udata)
+int sib_resize_cq(struct ib_cq *ib_cq, SIB_RESIZE_CQE cqe,
+		  struct ib_udata *udata)
 {
 	struct sib_cq *cq = to_scq(ib_cq);
 	struct sib_queue new, old;

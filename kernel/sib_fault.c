@@ -56,7 +56,7 @@ static bool sib_fault_roll(struct sib_fault *f, u32 ppm)
  */
 static void sib_fault_release(struct timer_list *t)
 {
-	struct sib_fault *f = from_timer(f, t, timer);
+	struct sib_fault *f = sib_timer_container_of(f, t, timer);
 	struct sk_buff_head due;
 	struct sk_buff *skb;
 	unsigned long flags;
@@ -78,7 +78,7 @@ static void sib_fault_release(struct timer_list *t)
 /* Nothing came after a held packet in time: let it go on its own. */
 static void sib_fault_release_held(struct timer_list *t)
 {
-	struct sib_fault *f = from_timer(f, t, held_timer);
+	struct sib_fault *f = sib_timer_container_of(f, t, held_timer);
 	struct sk_buff *held;
 	unsigned long flags;
 

@@ -737,7 +737,7 @@ static int sib_pin(struct ib_device *dev, u64 start, u64 length, int access,
 	struct sg_page_iter it;
 	u32 i = 0;
 
-	p->umem = ib_umem_get(dev, start, length, access);
+	p->umem = sib_umem_get(dev, start, length, access);
 	if (IS_ERR(p->umem))
 		return PTR_ERR(p->umem);
 	p->npages = ib_umem_num_pages(p->umem);
@@ -779,7 +779,8 @@ static int sib_check_length(u64 length)
 }
 
 struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-			      u64 iova, int access, struct ib_udata *udata)
+			      u64 iova, int access, SIB_REG_USER_MR_DMAH
+			      struct ib_udata *udata)
 {
 	struct sib_pin pin = {};
 	struct sib_mr *mr;

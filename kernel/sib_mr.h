@@ -32,6 +32,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../uapi/rdma_user_sib.h"
+#include "sib_compat.h"
 
 struct sib_dev;
 
@@ -490,7 +491,8 @@ int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
 /* ib_device_ops (sib_mr.c, sib_mw.c) */
 struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-			      u64 iova, int access, struct ib_udata *udata);
+			      u64 iova, int access, SIB_REG_USER_MR_DMAH
+			      struct ib_udata *udata);
 struct ib_mr *sib_rereg_user_mr(struct ib_mr *ib_mr, int flags, u64 start,
 				u64 length, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata);

@@ -21,7 +21,6 @@
 #include <net/dst.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
-#include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -782,7 +781,7 @@ static struct dst_entry *sib_lookup6(struct net *net, struct net_device *ndev,
 
 	memcpy(&fl6.saddr, av->sgid.raw, sizeof(fl6.saddr));
 	memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	dst = sib_ip6_dst_lookup_flow(net, &fl6);
 	if (IS_ERR(dst))
 		return dst;
 	if (dst->error) {
@@ -1030,7 +1029,7 @@ bool sib_wire_busy(struct sib_qp *qp)
 
 void sib_tx_timer(struct timer_list *t)
 {
-	struct sib_qp *qp = from_timer(qp, t, tx_timer);
+	struct sib_qp *qp = sib_timer_container_of(qp, t, tx_timer);
 
 	sib_qp_sched(qp);
 }
@@ -1207,10 +1206,7 @@ void sib_net_qp_fini(struct sib_qp *qp)
 	sib_route_drop(&qp->route);
 	qp->route.valid = false;
 	/* Trailers still in flight hold references of their own. */
-	if (nc->va)
-		__page_frag_cache_drain(virt_to_head_page(nc->va),
-					nc->pagecnt_bias);
-	nc->va = NULL;
+	sib_page_frag_cache_drain(nc);
 }
 
 /* ---- off the wire ---------------------------------------------------------- */

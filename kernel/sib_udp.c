@@ -152,7 +152,7 @@ static struct socket *sib_udp_open(struct sib_ns *sns, bool ipv6)
 	ret = udp_sock_create(sns->net, &cfg, &sock);
 	if (ret)
 		return ERR_PTR(ret);
-	setup_udp_tunnel_sock(sns->net, sock, &tcfg);
+	sib_setup_udp_tunnel_sock(sns->net, sock, &tcfg);
 	return sock;
 }
 
@@ -161,9 +161,9 @@ static void sib_ns_close(struct sib_ns *sns)
 {
 	lockdep_assert_held(&sib_ns_mutex);
 	if (sns->sk6)
-		udp_tunnel_sock_release(sns->sk6);
+		sib_udp_tunnel_sock_release(sns->sk6);
 	if (sns->sk4)
-		udp_tunnel_sock_release(sns->sk4);
+		sib_udp_tunnel_sock_release(sns->sk4);
 	sns->sk4 = NULL;
 	sns->sk6 = NULL;
 }

@@ -125,7 +125,7 @@ static int sib_query_port(struct ib_device *ib_dev, u32 port,
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	} else {
 		attr->state = IB_PORT_DOWN;
-		attr->phys_state = (dev_get_flags(sdev->ndev) & IFF_UP) ?
+		attr->phys_state = (sib_netdev_flags(sdev->ndev) & IFF_UP) ?
 				   IB_PORT_PHYS_STATE_POLLING :
 				   IB_PORT_PHYS_STATE_DISABLED;
 	}
@@ -458,7 +458,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_qp = sib_query_qp,
 	.query_srq = sib_query_srq,
 	.req_notify_cq = sib_req_notify_cq,
-	.resize_cq = sib_resize_cq,
+	.SIB_RESIZE_CQ_OP = sib_resize_cq,
 	.alloc_ucontext = sib_alloc_ucontext,
 	.dealloc_driver = sib_dealloc_driver,
 	.dealloc_pd = sib_dealloc_pd,

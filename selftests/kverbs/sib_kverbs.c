@@ -2093,6 +2093,69 @@ static const struct kv_test kv_tests[] = {
 	{ "selfcheck_must_fail", t_selfcheck, 0 },
 };
 
+/* ---- devices by name ------------------------------------------------- */
+
+/*
+ * The devices ib_core has, as this module's ib_client sees them, so that
+ * a test can name them: ib_core's lookup by name, ib_device_get_by_name(),
+ * went away after 6.12.
+ */
+struct kv_dev {
+	struct list_head list;
+	struct ib_device *dev;
+};
+
+static LIST_HEAD(kv_devs);
+static DEFINE_MUTEX(kv_devs_lock);
+static struct ib_client kv_client;
+
+static int kv_client_add(struct ib_device *dev)
+{
+	struct kv_dev *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return -ENOMEM;
+	d->dev = dev;
+	mutex_lock(&kv_devs_lock);
+	list_add_tail(&d->list, &kv_devs);
+	mutex_unlock(&kv_devs_lock);
+	ib_set_client_data(dev, &kv_client, d);
+	return 0;
+}
+
+static void kv_client_remove(struct ib_device *dev, void *client_data)
+{
+	struct kv_dev *d = client_data;
+
+	mutex_lock(&kv_devs_lock);
+	list_del(&d->list);
+	mutex_unlock(&kv_devs_lock);
+	kfree(d);
+}
+
+static struct ib_client kv_client = {
+	.name = "sib_kverbs",
+	.add = kv_client_add,
+	.remove = kv_client_remove,
+};
+
+/* The device called @name, with a reference (ib_device_put()), or NULL. */
+static struct ib_device *kv_dev_get(const char *name)
+{
+	struct ib_device *dev = NULL;
+	struct kv_dev *d;
+
+	mutex_lock(&kv_devs_lock);
+	list_for_each_entry(d, &kv_devs, list) {
+		if (!strcmp(d->dev->name, name) && ib_device_try_get(d->dev)) {
+			dev = d->dev;
+			break;
+		}
+	}
+	mutex_unlock(&kv_devs_lock);
+	return dev;
+}
+
 static void kv_run_cmd(char *cmd)
 {
 	char *name, *dn[2] = {}, *gs[2] = {};
@@ -2122,7 +2185,7 @@ static void kv_run_cmd(char *cmd)
 			kv_line("fail: ", "usage: TEST DEV GID [DEV GID]");
 			goto out;
 		}
-		r.dev[i] = ib_device_get_by_name(dn[i], RDMA_DRIVER_UNKNOWN);
+		r.dev[i] = kv_dev_get(dn[i]);
 		if (!r.dev[i]) {
 			kv_line("fail: ", "no device %s", dn[i]);
 			goto out;
@@ -2186,6 +2249,11 @@ static struct dentry *kv_dir;
 
 static int __init kv_init(void)
 {
+	int ret;
+
+	ret = ib_register_client(&kv_client);
+	if (ret)
+		return ret;
 	kv_dir = debugfs_create_dir("sib_kverbs", NULL);
 	debugfs_create_file("run", 0600, kv_dir, NULL, &kv_run_fops);
 	return 0;
@@ -2194,6 +2262,7 @@ static int __init kv_init(void)
 static void __exit kv_exit(void)
 {
 	debugfs_remove_recursive(kv_dir);
+	ib_unregister_client(&kv_client);
 }
 
 module_init(kv_init);

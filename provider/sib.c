@@ -294,7 +294,7 @@ static struct verbs_context *sib_alloc_context(struct ibv_device *ibdev,
 	if (!getenv("SIB_DOORBELL_UVERBS"))
 		cmd.drv_payload.flags = SIB_UCTX_REQ_DB_FD;
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
+	ret = sib_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;

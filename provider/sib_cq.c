@@ -362,7 +362,7 @@ struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+	ret = sib_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
 				   0);
 	if (ret)

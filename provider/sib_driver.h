@@ -1,17 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib_driver.h: libibverbs' private provider interface, private ABI 34.
+ * sib_driver.h: libibverbs' private provider interface, private ABI 34
+ * or 65.
  *
  * Distributions do not ship rdma-core's internal driver.h / kern-abi.h, so
  * this header restates the part of that interface sib uses, written from
  * the documented layouts (see /work/shared/docs/provider-abi.md).
  *
- * The layouts here are those of rdma-core v37.0 .. v56.x, which all export
- * IBVERBS_PRIVATE_34 with identical provider structures. v34.x, v35.x and
- * v36.x share the PABI number but differ in layout or lack __verbs_log; the
- * Makefile refuses to build against them. Every size and offset the library
- * depends on is pinned by a _Static_assert below, so a wrong layout fails
- * to compile instead of corrupting memory at run time.
+ * SIB_IBVERBS_PABI_VERSION (given by provider/Makefile, which reads it
+ * from the libibverbs it builds against) picks one of two layouts:
+ *
+ *   34  rdma-core v37.0 .. v56.x, which all export IBVERBS_PRIVATE_34 with
+ *       identical provider structures. v34.x, v35.x and v36.x share the
+ *       PABI number but differ in layout or lack __verbs_log; the Makefile
+ *       refuses to build against them.
+ *   65  rdma-core v65.x (since v57 every release has a PABI of its own).
+ *       Against 34: 17 more context operations (DMA handles, buffers,
+ *       completion counters, reg_mr_ex, query_port_speed,
+ *       dm_export_dmabuf_fd), six more members at the head of the public
+ *       struct verbs_context, and one more argument to
+ *       ibv_cmd_get_context() (file descriptors), ibv_cmd_create_cq_ex()
+ *       (a provider-supplied CQ buffer) and ibv_cmd_create_qp_ex2() (driver
+ *       attributes), NULL for sib: see sib_cmd_*() below.
+ *
+ * Every size and offset the library depends on is pinned by a
+ * _Static_assert below, so a wrong layout fails to compile instead of
+ * corrupting memory at run time.
  *
  * Only x86_64 (LP64) layouts are asserted.
  */
@@ -30,7 +44,16 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 
-#define SIB_IBVERBS_PABI_VERSION 34
+#ifndef SIB_IBVERBS_PABI_VERSION
+#error "SIB_IBVERBS_PABI_VERSION is not set: build through provider/Makefile"
+#endif
+#if SIB_IBVERBS_PABI_VERSION == 65
+#define SIB_PABI65 1
+#elif SIB_IBVERBS_PABI_VERSION == 34
+#define SIB_PABI65 0
+#else
+#error "sib_driver.h knows libibverbs' private ABI 34 and 65 only"
+#endif
 
 #define sib_static_size(type, size)                                            \
 	_Static_assert(sizeof(type) == (size), "sizeof(" #type ") != " #size)
@@ -187,16 +210,23 @@ struct verbs_srq {
 };
 
 /* ---------------------------------------------------------------------
- * Context operations. 76 members, alphabetical; the library copies them
- * one by one in verbs_set_ops(), so the order is ABI. NULL members keep
- * the library's stubs, which fail with EOPNOTSUPP.
+ * Context operations. 76 members (PABI 34) or 93 (PABI 65), alphabetical;
+ * the library copies them one by one in verbs_set_ops(), so the order is
+ * ABI. NULL members keep the library's stubs, which fail with EOPNOTSUPP.
  */
 struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+#if SIB_PABI65
+	void *(*alloc_buf)(struct ibv_pd *pd, size_t size, struct ibv_buf **buf);
+#endif
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+#if SIB_PABI65
+	struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+				       struct ibv_dmah_init_attr *attr);
+#endif
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(
@@ -217,6 +247,11 @@ struct verbs_context_ops {
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+#if SIB_PABI65
+	struct ibv_comp_cntr *(*create_comp_cntr)(
+		struct ibv_context *context,
+		struct ibv_comp_cntr_init_attr *attr);
+#endif
 	struct ibv_counters *(*create_counters)(
 		struct ibv_context *context,
 		struct ibv_counters_init_attr *init_attr);
@@ -243,11 +278,17 @@ struct verbs_context_ops {
 					 struct ibv_srq_init_attr_ex *attr);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *attr);
+#if SIB_PABI65
+	int (*dealloc_dmah)(struct ibv_dmah *dmah);
+#endif
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+#if SIB_PABI65
+	int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);
+#endif
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -258,6 +299,10 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+#if SIB_PABI65
+	int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);
+	void (*free_buf)(struct ibv_buf *buf);
+#endif
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -266,6 +311,11 @@ struct verbs_context_ops {
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+#if SIB_PABI65
+	int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);
+	int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t amount);
+#endif
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -289,6 +339,14 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+#if SIB_PABI65
+	int (*qp_attach_comp_cntr)(struct ibv_qp *qp,
+				   struct ibv_comp_cntr *comp_cntr,
+				   struct ibv_qp_attach_comp_cntr_attr *attr);
+	int (*query_comp_cntr_caps)(struct ibv_context *context,
+				    struct ibv_comp_cntr_caps *caps,
+				    size_t caps_size);
+#endif
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -296,6 +354,10 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+#if SIB_PABI65
+	int (*query_port_speed)(struct ibv_context *context, uint32_t port_num,
+				uint64_t *speed);
+#endif
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -303,9 +365,16 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+#if SIB_PABI65
+	int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);
+#endif
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+#if SIB_PABI65
+	int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				  uint64_t *value);
+#endif
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
@@ -314,11 +383,22 @@ struct verbs_context_ops {
 					int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+#if SIB_PABI65
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+				    struct ibv_mr_init_attr *mr_init_attr);
+#endif
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+#if SIB_PABI65
+	int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);
+#endif
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+#if SIB_PABI65
+	int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t value);
+#endif
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
@@ -408,9 +488,15 @@ struct sib_empty {
 		       #name " is not made of 32-bit words")
 
 /* ---------------------------------------------------------------------
- * Private functions exported by libibverbs under IBVERBS_PRIVATE_34.
+ * Private functions exported by libibverbs under IBVERBS_PRIVATE_<PABI>.
  */
+#if SIB_PABI65
+void verbs_register_driver_65(const struct verbs_device_ops *ops);
+#define sib_verbs_register_driver verbs_register_driver_65
+#else
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
+#define sib_verbs_register_driver verbs_register_driver_34
+#endif
 
 /*
  * Register a provider from an ELF constructor when the DSO is dlopen()ed.
@@ -421,7 +507,7 @@ void verbs_register_driver_34(const struct verbs_device_ops *ops);
 	static __attribute__((constructor)) void                               \
 	provider_name##_register_driver(void)                                  \
 	{                                                                      \
-		verbs_register_driver_34(&(drv_struct));                       \
+		sib_verbs_register_driver(&(drv_struct));                      \
 	}
 
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -489,10 +575,33 @@ int ibv_read_ibdev_sysfs_file(char *buf, size_t size,
  * or resp_size exceed the core struct, the bytes beyond it are the
  * driver's udata in/out buffers.
  */
+#if SIB_PABI65
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ibv_fd_arr *fd_arr,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+#else
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
+#endif
+
+/* ibv_cmd_get_context() without file descriptors for the kernel. */
+static inline int
+sib_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd,
+		    size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
+		    size_t resp_size)
+{
+#if SIB_PABI65
+	return ibv_cmd_get_context(context, cmd, cmd_size, NULL, resp,
+				   resp_size);
+#else
+	return ibv_cmd_get_context(context, cmd, cmd_size, resp, resp_size);
+#endif
+}
+
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
@@ -533,12 +642,43 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+#if SIB_PABI65
+/* A CQ buffer the provider allocated (CREATE_CQ_CMD_FLAGS_WITH_MEM_*). */
+struct verbs_create_cq_prov_attr;
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_create_cq_prov_attr *prov_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
+#else
 int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 const struct ibv_cq_init_attr_ex *cq_attr,
 			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
 			 size_t cmd_size,
 			 struct ib_uverbs_ex_create_cq_resp *resp,
 			 size_t resp_size, uint32_t cmd_flags);
+#endif
+
+/* ibv_cmd_create_cq_ex() of a CQ whose ring the kernel allocates. */
+static inline int
+sib_cmd_create_cq_ex(struct ibv_context *context,
+		     const struct ibv_cq_init_attr_ex *cq_attr,
+		     struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+		     size_t cmd_size, struct ib_uverbs_ex_create_cq_resp *resp,
+		     size_t resp_size, uint32_t cmd_flags)
+{
+#if SIB_PABI65
+	return ibv_cmd_create_cq_ex(context, cq_attr, NULL, cq, cmd, cmd_size,
+				    resp, resp_size, cmd_flags);
+#else
+	return ibv_cmd_create_cq_ex(context, cq_attr, cq, cmd, cmd_size, resp,
+				    resp_size, cmd_flags);
+#endif
+}
+
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
@@ -571,11 +711,40 @@ int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_create_qp *cmd, size_t cmd_size,
 			 struct ib_uverbs_create_qp_resp *resp,
 			 size_t resp_size);
+#if SIB_PABI65
+/* Driver-specific ioctl attributes, linked into a command. */
+struct ibv_command_buffer;
+
+int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+			  struct ibv_qp_init_attr_ex *qp_attr,
+			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
+			  struct ib_uverbs_ex_create_qp_resp *resp,
+			  size_t resp_size, struct ibv_command_buffer *driver);
+#else
 int ibv_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
 			  struct ibv_qp_init_attr_ex *qp_attr,
 			  struct ibv_create_qp_ex *cmd, size_t cmd_size,
 			  struct ib_uverbs_ex_create_qp_resp *resp,
 			  size_t resp_size);
+#endif
+
+/* ibv_cmd_create_qp_ex2() with no ioctl attributes of the driver's. */
+static inline int
+sib_cmd_create_qp_ex2(struct ibv_context *context, struct verbs_qp *qp,
+		      struct ibv_qp_init_attr_ex *qp_attr,
+		      struct ibv_create_qp_ex *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_qp_resp *resp,
+		      size_t resp_size)
+{
+#if SIB_PABI65
+	return ibv_cmd_create_qp_ex2(context, qp, qp_attr, cmd, cmd_size, resp,
+				     resp_size, NULL);
+#else
+	return ibv_cmd_create_qp_ex2(context, qp, qp_attr, cmd, cmd_size, resp,
+				     resp_size);
+#endif
+}
+
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -600,7 +769,7 @@ int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			 uint16_t lid);
 
 /* ---------------------------------------------------------------------
- * Layout checks (x86_64, rdma-core v37..v56 / PABI 34)
+ * Layout checks (x86_64; rdma-core v37..v56 / PABI 34, v65 / PABI 65)
  */
 #if defined(__x86_64__) && defined(__LP64__)
 sib_static_size(struct list_node, 16);
@@ -650,9 +819,16 @@ sib_static_offset(struct verbs_device, sysfs, 696);
 sib_static_offset(struct verbs_device, core_support, 704);
 
 sib_static_size(struct verbs_xrcd, 16);
+#if SIB_PABI65
+/* ibv_qp_ex has wr_flush() (rdma-core v45 on): 22 operations, not 21 */
+sib_static_size(struct verbs_qp, 376);
+sib_static_offset(struct verbs_qp, comp_mask, 360);
+sib_static_offset(struct verbs_qp, xrcd, 368);
+#else
 sib_static_size(struct verbs_qp, 368);
 sib_static_offset(struct verbs_qp, comp_mask, 352);
 sib_static_offset(struct verbs_qp, xrcd, 360);
+#endif
 _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex layout");
 sib_static_size(struct verbs_cq, 288);
 _Static_assert(offsetof(struct ibv_cq_ex, context) ==
@@ -669,6 +845,26 @@ sib_static_offset(struct verbs_srq, xrcd, 136);
 sib_static_offset(struct verbs_srq, cq, 144);
 sib_static_offset(struct verbs_srq, srq_num, 152);
 
+#if SIB_PABI65
+sib_static_size(struct verbs_context_ops, 93 * sizeof(void *));
+sib_static_size(struct verbs_context_ops, 744);
+sib_static_offset(struct verbs_context_ops, alloc_buf, 8);
+sib_static_offset(struct verbs_context_ops, alloc_pd, 56);
+sib_static_offset(struct verbs_context_ops, create_cq, 144);
+sib_static_offset(struct verbs_context_ops, free_context, 368);
+sib_static_offset(struct verbs_context_ops, poll_cq, 496);
+sib_static_offset(struct verbs_context_ops, post_send, 512);
+sib_static_offset(struct verbs_context_ops, query_device_ex, 552);
+sib_static_offset(struct verbs_context_ops, reg_mr, 656);
+sib_static_offset(struct verbs_context_ops, set_err_comp_cntr, 712);
+sib_static_offset(struct verbs_context_ops, unimport_pd, 736);
+
+/* Public, but the provider embeds it: pin it too. */
+sib_static_size(struct verbs_context, 696);
+sib_static_offset(struct verbs_context, priv, 256);
+sib_static_offset(struct verbs_context, sz, 360);
+sib_static_offset(struct verbs_context, context, 368);
+#else
 sib_static_size(struct verbs_context_ops, 76 * sizeof(void *));
 sib_static_size(struct verbs_context_ops, 608);
 sib_static_offset(struct verbs_context_ops, alloc_pd, 40);
@@ -685,6 +881,7 @@ sib_static_size(struct verbs_context, 648);
 sib_static_offset(struct verbs_context, priv, 208);
 sib_static_offset(struct verbs_context, sz, 312);
 sib_static_offset(struct verbs_context, context, 320);
+#endif
 
 sib_static_size(struct ib_uverbs_cmd_hdr, 8);
 sib_static_size(struct ex_hdr, 24);

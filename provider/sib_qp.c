@@ -866,7 +866,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 		return NULL;
 
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+	ret = sib_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;

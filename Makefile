@@ -19,11 +19,16 @@
 #   make dkms-install    register the module's source with DKMS, build and install
 #                     it for every kernel with headers (make dkms-uninstall undoes it)
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
+#   make provider-sid, make selftests-sid
+#                     the provider and the selftests built inside the sid root
+#                     (scripts/sid-root) against its rdma-core, in .build/sid/
 #
 # KDIR is the kernel build directory; by default the newest installed one.
 # KVER=SERIES (e.g. KVER=6.12) picks the private headers of a Debian kernel
 # fetched by scripts/kernel-pkg (scripts/setup --kernel SERIES): make module
 # KVER=6.12 builds kernel/rdma_sib.ko for it (Documentation/kernels.md).
+# KVER=7.2 (or sid) is Debian sid's kernel: its headers need sid's gcc and
+# libc, so the module is built inside the sid root scripts/sid-root made.
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
@@ -33,12 +38,18 @@ KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
 ifeq ($(origin KDIR),undefined)
 ifeq ($(wildcard /lib/modules/$(KVER)/build/Makefile),)
 KPKG_DIR := $(shell $(TOP)/scripts/kernel-pkg --print $(KVER) 2>/dev/null)
-ifneq ($(KPKG_DIR),)
+ifneq ($(wildcard $(KPKG_DIR)/root/usr),)
+# a sid root's kernel (scripts/sid-root): KRUN runs kbuild inside the root
+KRUN := $(TOP)/scripts/sid-root --run $(KPKG_DIR) --
+KDIR := /usr/src/linux-headers-$(shell cat $(KPKG_DIR)/kernel.release)
+KDIR_HOST := $(KPKG_DIR)/root$(KDIR)
+else ifneq ($(KPKG_DIR),)
 KDIR := $(KPKG_DIR)/build
 endif
 endif
 endif
 KDIR ?= /lib/modules/$(KVER)/build
+KDIR_HOST ?= $(KDIR)
 
 # Kernel source tarball: kselftest headers and checkpatch.pl come from it,
 # extracted at build time into .build/ and never committed.
@@ -55,27 +66,48 @@ VERSION := $(shell cat $(TOP)/VERSION)
 DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
-.PHONY: all module kverbs provider selftests smbdirect setup check check-debug run bench fuzz load install \
-	checkpatch clean ksrc dkms-src dkms-install dkms-uninstall deb check-packages
+.PHONY: all module kverbs provider provider-sid selftests selftests-sid smbdirect setup check \
+	check-debug run bench fuzz load install checkpatch clean ksrc dkms-src dkms-install \
+	dkms-uninstall deb check-packages
 
 all: module provider selftests
 
 module:
-	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
+	@test -n "$(KVER)" -a -e "$(KDIR_HOST)/Makefile" || { \
 	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" \
 	    "(scripts/setup --kernel SERIES for KVER=SERIES)" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(TOP) modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(TOP) modules
 
 # The kernel verbs tests' module (selftests/kverbs/sib_kverbs.ko), run by
 # selftests/sib_kverbs; built with the selftests.
 kverbs:
-	@test -n "$(KVER)" -a -e "$(KDIR)/Makefile" || { \
+	@test -n "$(KVER)" -a -e "$(KDIR_HOST)/Makefile" || { \
 	  echo "error: no kernel build directory (KDIR=$(KDIR)); run scripts/setup" \
 	    "(scripts/setup --kernel SERIES for KVER=SERIES)" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs modules
 
 provider:
 	$(MAKE) -C provider
+
+# The provider and the selftests against the newest sid root's rdma-core
+# (scripts/sid-root; rdma-core 65 today, private ABI 65), built inside it:
+# .build/sid/provider/libsib-rdmav<PABI>.so and .build/sid/selftests/.
+# They run inside the root too: scripts/sid-root --run DIR -- ...
+# (Documentation/kernels.md, "Debian sid").
+SID_DIR = $(shell $(TOP)/scripts/sid-root --print 2>/dev/null)
+
+provider-sid:
+	@test -n "$(SID_DIR)" || { \
+	  echo "error: no sid root; run scripts/setup --kernel sid" >&2; exit 1; }
+	$(TOP)/scripts/sid-root --run $(SID_DIR) -- \
+	  $(MAKE) -C $(TOP)/provider O=$(TOP)/.build/sid/provider
+
+selftests-sid: $(KSRC_STAMP)
+	@test -n "$(SID_DIR)" || { \
+	  echo "error: no sid root; run scripts/setup --kernel sid" >&2; exit 1; }
+	$(TOP)/scripts/sid-root --run $(SID_DIR) -- \
+	  $(MAKE) -C $(TOP)/selftests KSFT_DIR=$(KSRC)/tools/testing/selftests \
+	    OUT=$(TOP)/.build/sid/selftests
 
 $(KSRC_STAMP):
 	@test -n "$(KSRC_TAR)" || { \
@@ -230,8 +262,8 @@ checkpatch: $(KSRC_STAMP)
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	-$(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs clean
+	-$(KRUN) $(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(KRUN) $(MAKE) -C $(KDIR) M=$(TOP)/selftests/kverbs clean
 	-$(MAKE) -C provider clean
 	-$(MAKE) -C selftests clean
 	rm -rf .build

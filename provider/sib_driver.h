@@ -10,9 +10,12 @@
  * SIB_IBVERBS_PABI_VERSION (given by provider/Makefile, which reads it
  * from the libibverbs it builds against) picks one of two layouts:
  *
- *   34  rdma-core v37.0 .. v56.x, which all export IBVERBS_PRIVATE_34 with
- *       identical provider structures. v34.x, v35.x and v36.x share the
- *       PABI number but differ in layout or lack __verbs_log; the Makefile
+ *   34  rdma-core v44 (Debian 12). v37.0 .. v56.x all export
+ *       IBVERBS_PRIVATE_34 with the same driver.h structures, but the
+ *       public struct ibv_qp_ex inside struct verbs_qp has 20 operations
+ *       before v44 and 22 from v45 (wr_flush), so only v44 passes the
+ *       verbs_qp checks below. v34.x, v35.x and v36.x share the PABI
+ *       number but differ in layout or lack __verbs_log; the Makefile
  *       refuses to build against them.
  *   65  rdma-core v65.x (since v57 every release has a PABI of its own).
  *       Against 34: 17 more context operations (DMA handles, buffers,
@@ -769,7 +772,7 @@ int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			 uint16_t lid);
 
 /* ---------------------------------------------------------------------
- * Layout checks (x86_64; rdma-core v37..v56 / PABI 34, v65 / PABI 65)
+ * Layout checks (x86_64; rdma-core v44 / PABI 34, v65 / PABI 65)
  */
 #if defined(__x86_64__) && defined(__LP64__)
 sib_static_size(struct list_node, 16);

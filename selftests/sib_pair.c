@@ -162,6 +162,63 @@ bool qp_wait_state(struct ibv_qp *qp, enum ibv_qp_state s, int ms)
 	return qp_state(qp) == (int)s;
 }
 
+/*
+ * Connect @qp (RC, UC or UD) to QP @dqpn at @dgid, from GID index @sgid:
+ * RESET -> INIT -> RTR -> RTS. 0 or an errno.
+ */
+int qp_connect_to(struct ibv_qp *qp, int sgid, const union ibv_gid *dgid,
+		  uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
+		  enum ibv_mtu mtu, uint8_t timeout, uint8_t retry_cnt)
+{
+	bool rc = qp->qp_type == IBV_QPT_RC, ud = qp->qp_type == IBV_QPT_UD;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qkey = 0x11111111,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   (rc ? IBV_ACCESS_REMOTE_READ |
+					 IBV_ACCESS_REMOTE_ATOMIC : 0),
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT |
+			    (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = sgid;
+	if (dgid)
+		a.ah_attr.grh.dgid = *dgid;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE |
+			    (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
+				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
+			    (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER : 0));
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = timeout;
+	a.retry_cnt = retry_cnt;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY |
+				   IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
 int qp_modify_state(struct ibv_qp *qp, enum ibv_qp_state s)
 {
 	struct ibv_qp_attr a = { .qp_state = s };

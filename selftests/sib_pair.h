@@ -72,6 +72,14 @@ void pair_destroy(struct pair *p);
 int pair_reconnect(struct pair *p);
 /* Just the state walk of one QP to RTS. */
 int qp_to_rts(struct pair *p, int i);
+/*
+ * Any RC, UC or UD QP from RESET to RTS, connected to QP @dqpn at @dgid
+ * (from GID index @sgid; max_rd_atomic 4, rnr_retry 7, UD Q_Key
+ * 0x11111111). 0 or an errno.
+ */
+int qp_connect_to(struct ibv_qp *qp, int sgid, const union ibv_gid *dgid,
+		  uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
+		  enum ibv_mtu mtu, uint8_t timeout, uint8_t retry_cnt);
 int qp_modify_state(struct ibv_qp *qp, enum ibv_qp_state s);
 /* The QP's state according to ibv_query_qp, or -1. */
 int qp_state(struct ibv_qp *qp);

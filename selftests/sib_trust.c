@@ -61,63 +61,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/*
- * Connect @qp (RC, UC or UD) to QP @dqpn at @dgid, from GID index @sgid:
- * RESET -> INIT -> RTR -> RTS. 0 or an errno.
- */
-static int qp_connect(struct ibv_qp *qp, int sgid, const union ibv_gid *dgid,
-		      uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
-		      enum ibv_mtu mtu, uint8_t timeout, uint8_t retry_cnt)
-{
-	bool rc = qp->qp_type == IBV_QPT_RC, ud = qp->qp_type == IBV_QPT_UD;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qkey = 0x11111111,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   (rc ? IBV_ACCESS_REMOTE_READ |
-					 IBV_ACCESS_REMOTE_ATOMIC : 0),
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT |
-			    (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = sgid;
-	if (dgid)
-		a.ah_attr.grh.dgid = *dgid;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE |
-			    (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
-				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-			    (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER : 0));
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY |
-				   IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
 static struct ibv_qp *qp_new(struct ibv_pd *pd, enum ibv_qp_type type,
 			     struct ibv_cq *scq, struct ibv_cq *rcq,
 			     uint32_t wr, uint32_t sge)
@@ -837,9 +780,9 @@ static int intruder_run(const struct intruder *in)
 
 		/* X answers to the victim; X2 talks to X at the victim's PSN. */
 		if (!x || !x2 ||
-		    qp_connect(x, gid, &g, in->victim, in->ack_psn, 0x777,
+		    qp_connect_to(x, gid, &g, in->victim, in->ack_psn, 0x777,
 			       IBV_MTU_1024, 8, 1) ||
-		    qp_connect(x2, gid, &g, x->qp_num, 0x999, in->ack_psn,
+		    qp_connect_to(x2, gid, &g, x->qp_num, 0x999, in->ack_psn,
 			       IBV_MTU_1024, 8, 1))
 			return 12;
 		for (int i = 0; i < 4; i++)
@@ -858,7 +801,7 @@ static int intruder_run(const struct intruder *in)
 		struct ibv_qp *x = qp_new(pd, in->type, cq, cq, 8, 1);
 		int n = 1;
 
-		if (!x || qp_connect(x, gid, &g, in->victim, 0, psn,
+		if (!x || qp_connect_to(x, gid, &g, in->victim, 0, psn,
 				     IBV_MTU_1024, 8, 1))
 			return 15;
 		if (post_send_buf(x, psn, &b, 0, 64))
@@ -986,7 +929,7 @@ TEST_F(trust, local_forged_ack)
 					   IBV_QP_ACCESS_FLAGS));
 	} while (0);
 	/* timeout 16 (268 ms) x 8 tries: V waits for its ACK for 2 s. */
-	ASSERT_EQ(0, qp_connect(v, self->gid, &g, peer->qp_num, 0x100, psn,
+	ASSERT_EQ(0, qp_connect_to(v, self->gid, &g, peer->qp_num, 0x100, psn,
 				IBV_MTU_1024, 16, 7));
 	fill_pattern(l.p, 64, 5);
 	ASSERT_EQ(0, post_send_buf(v, 0x51, &l, 0, 64));
@@ -1479,7 +1422,7 @@ static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
 
 	if (qp_modify_state(e->qp, IBV_QPS_RESET))
 		return -1;
-	return qp_connect(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn, sq_psn,
+	return qp_connect_to(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn, sq_psn,
 			  mtu, 14, 7);
 }
 
@@ -2114,7 +2057,7 @@ TEST_F_TIMEOUT(life, engine_chain, 180)
 		sq[i] = uring_hdr(&u);
 		ASSERT_NE(NULL, sq[i]);
 		ASSERT_EQ(0u, sq[i]->prod);
-		ASSERT_EQ(0, qp_connect(q[i], gid, NULL, 0, 0, 0, IBV_MTU_1024,
+		ASSERT_EQ(0, qp_connect_to(q[i], gid, NULL, 0, 0, 0, IBV_MTU_1024,
 					0, 0));
 	}
 	for (int i = 1; i <= CHAIN; i++)

@@ -75,7 +75,7 @@ struct sib_deth {
 } __packed;
 
 /*
- * A controlled Q_Key (IBA 10.2.4): only privileged consumers may own one
+ * A controlled Q_Key (the high bit set): only privileged consumers may own one
  * (QP1's is 0x80010000), and a work request naming one sends the QP's own.
  */
 #define SIB_QKEY_CONTROLLED	0x80000000u

@@ -118,15 +118,16 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		return skb;
 
 	spin_lock_irqsave(&f->lock, flags);
-	if (!(f->dir & dir) || !(f->classes & sib_fault_class(skb)))
+	if (!(READ_ONCE(f->dir) & dir) ||
+	    !(READ_ONCE(f->classes) & sib_fault_class(skb)))
 		goto out;
-	if (sib_fault_roll(f, f->drop)) {
+	if (sib_fault_roll(f, READ_ONCE(f->drop))) {
 		f->injected[SIB_FI_DROP]++;
 		out = NULL;
 		kfree_skb(skb);
 		goto out;
 	}
-	if (sib_fault_roll(f, f->corrupt)) {
+	if (sib_fault_roll(f, READ_ONCE(f->corrupt))) {
 		/*
 		 * Corrupted on the link: the receiver's ICRC check fails.
 		 * The wire path flips a bit of the ICRC it sends; the local
@@ -135,16 +136,16 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		f->injected[SIB_FI_CORRUPT]++;
 		sib_pkt(skb)->corrupt = true;
 	}
-	if (sib_fault_roll(f, f->dup)) {
+	if (sib_fault_roll(f, READ_ONCE(f->dup))) {
 		*extra = skb_copy(skb, GFP_ATOMIC);
 		if (*extra)
 			f->injected[SIB_FI_DUP]++;
 	}
 	if (!can_hold || f->dying)
 		goto out;
-	if (sib_fault_roll(f, f->delay)) {
+	if (sib_fault_roll(f, READ_ONCE(f->delay))) {
 		f->injected[SIB_FI_DELAY]++;
-		sib_pkt(skb)->due = jiffies + usecs_to_jiffies(f->delay_us);
+		sib_pkt(skb)->due = jiffies + usecs_to_jiffies(READ_ONCE(f->delay_us));
 		__skb_queue_tail(&f->delayed, skb);
 		if (!timer_pending(&f->timer))
 			mod_timer(&f->timer, sib_pkt(skb)->due);
@@ -152,7 +153,7 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		*extra = NULL;
 		goto out;
 	}
-	if (!f->held && sib_fault_roll(f, f->reorder)) {
+	if (!f->held && sib_fault_roll(f, READ_ONCE(f->reorder))) {
 		/* Hold this one back: it goes after the next packet. */
 		f->injected[SIB_FI_REORDER]++;
 		f->held = skb;
@@ -203,7 +204,7 @@ static int sib_fault_seed_set(void *data, u64 val)
 	unsigned long flags;
 
 	spin_lock_irqsave(&f->lock, flags);
-	f->seed = val;
+	WRITE_ONCE(f->seed, val);
 	prandom_seed_state(&f->rnd, val);
 	spin_unlock_irqrestore(&f->lock, flags);
 	return 0;
@@ -211,28 +212,29 @@ static int sib_fault_seed_set(void *data, u64 val)
 
 static int sib_fault_seed_get(void *data, u64 *val)
 {
-	*val = ((struct sib_fault *)data)->seed;
+	*val = READ_ONCE(((struct sib_fault *)data)->seed);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(sib_fault_seed_fops, sib_fault_seed_get,
 			 sib_fault_seed_set, "%llu\n");
 
 /*
- * A probability, delay_us, dir or classes knob: a plain store, which
- * sib_fault_apply() sees at its next packet (it reads the knobs under
- * f->lock). @active is a knob of its own (sib_fault_active_set()).
+ * A probability, delay_us, dir or classes knob: a single store, which
+ * sib_fault_apply() sees at its next packet (it reads each knob once,
+ * with READ_ONCE(), under f->lock, which the store does not take). @active
+ * is a knob of its own (sib_fault_active_set()).
  */
 static int sib_fault_knob_set(void *data, u64 val)
 {
 	u32 *knob = data;
 
-	*knob = val;
+	WRITE_ONCE(*knob, val);
 	return 0;
 }
 
 static int sib_fault_knob_get(void *data, u64 *val)
 {
-	*val = *(u32 *)data;
+	*val = READ_ONCE(*(u32 *)data);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(sib_fault_knob_fops, sib_fault_knob_get,

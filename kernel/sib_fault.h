@@ -39,9 +39,9 @@ enum sib_fault_injected {
  * struct sib_fault - a device's fault injection state
  * @lock:	guards the generator (@seed, @rnd), @held, @delayed,
  *		@injected and @dying, and the arming of both timers; taken
- *		with irqsave. The knobs (@drop to @classes) are plain u32s
- *		that debugfs writes without it; sib_fault_apply() reads
- *		them under it
+ *		with irqsave. The knobs (@drop to @classes) are u32s that
+ *		debugfs writes with WRITE_ONCE() without it;
+ *		sib_fault_apply() reads each with READ_ONCE() under it
  * @active:	master switch, written with WRITE_ONCE() (debugfs "active",
  *		sib_fault_fini()) and read locklessly on the hot path
  * @drop:	probability that a packet is dropped, in parts per million

@@ -513,7 +513,7 @@ static void sib_qp_init_state(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->mtu = 1024;
-	qp->resp.last_op = 0xff;
+	qp->resp.msg = SIB_RESP_MSG_NONE;
 	qp->attr.cap = init->cap;
 }
 
@@ -726,7 +726,7 @@ static void sib_qp_enter(struct sib_qp *qp, enum ib_qp_state state)
 	if (state == IB_QPS_RTR) {
 		qp->resp.psn = qp->attr.rq_psn;
 		qp->resp.msn = 0;
-		qp->resp.last_op = 0xff;
+		qp->resp.msg = SIB_RESP_MSG_NONE;
 		qp->resp.nak_seq = false;
 	} else if (state == IB_QPS_RTS && qp->state == IB_QPS_RTR) {
 		qp->req.psn = qp->attr.sq_psn;
@@ -756,8 +756,7 @@ static void sib_qp_reset(struct sib_qp *qp)
 	skb_queue_purge(&qp->rxq);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
-	memset(&qp->resp, 0, sizeof(qp->resp));
-	qp->resp.last_op = 0xff;
+	memset(&qp->resp, 0, sizeof(qp->resp));	/* SIB_RESP_MSG_NONE */
 	/* Drop every WQE in the rings: consumer catches up with producer. */
 	qp->sq.kidx = READ_ONCE(qp->sq.hdr->prod);
 	/* Publish the slots before the index (ring rule). */

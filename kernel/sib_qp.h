@@ -201,11 +201,26 @@ struct sib_resp_read {
 #define SIB_READ_SLICE		256
 
 /**
+ * enum sib_resp_msg - the kind of message the responder is in the middle of
+ * @SIB_RESP_MSG_NONE:	between messages: the next request packet must be
+ *			a FIRST or an ONLY
+ * @SIB_RESP_MSG_SEND:	a SEND's FIRST (or MIDDLE) was accepted: a SEND
+ *			MIDDLE or LAST must follow
+ * @SIB_RESP_MSG_WRITE:	an RDMA WRITE's FIRST (or MIDDLE) was accepted: a
+ *			WRITE MIDDLE or LAST must follow
+ */
+enum sib_resp_msg {
+	SIB_RESP_MSG_NONE,
+	SIB_RESP_MSG_SEND,
+	SIB_RESP_MSG_WRITE,
+};
+
+/**
  * struct sib_resp - responder state (engine-private)
  * @psn:	next expected request PSN
  * @msn:	message sequence number: requests completed
- * @last_op:	opcode of the last request packet accepted, for the
- *		FIRST/MIDDLE/LAST sequence check; 0xff when between messages
+ * @msg:	the message in progress, for the FIRST/MIDDLE/LAST sequence
+ *		check (IBA 9.7.5.2.1)
  * @nak_seq:	a PSN sequence error NAK was sent and not yet cleared
  * @rwqe_valid:	@rwqe holds the receive WQE of the SEND in progress
  * @rwqe:	the receive WQE taken (from the RQ or the SRQ) for the SEND or
@@ -232,7 +247,7 @@ struct sib_resp_read {
 struct sib_resp {
 	u32 psn;
 	u32 msn;
-	u8 last_op;
+	enum sib_resp_msg msg;
 	bool nak_seq;
 	bool rwqe_valid;
 	struct sib_rwqe rwqe;

@@ -158,7 +158,7 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	 * message, which the requester must then resume from. Look again
 	 * after the next packet, in case the message ends without an ACK.
 	 */
-	if (qp->resp.last_op != 0xff) {
+	if (qp->resp.msg != SIB_RESP_MSG_NONE) {
 		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
 		return;
 	}
@@ -338,7 +338,7 @@ static void sib_resp_uc_abort(struct sib_qp *qp, u8 status)
 		.src_qp = qp->attr.dest_qp_num,
 	};
 
-	qp->resp.last_op = 0xff;
+	qp->resp.msg = SIB_RESP_MSG_NONE;
 	sib_count(qp->sdev, SIB_CNT_UC_DROPPED);
 	if (!qp->resp.rwqe_valid)
 		return;
@@ -680,9 +680,10 @@ static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
 	res->last_psn = sib_psn_add(pkt->psn,
 				    max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu)) - 1);
 	qp->resp.msn++;
+	/* The request takes the PSNs of its responses (IBA 9.7.5.1.1). */
 	qp->resp.psn = sib_psn_add(res->last_psn, 1);
 	sib_resp_read_reply(qp, res->va, res->rkey, len, pkt->psn);
-	return 1;	/* PSN already advanced */
+	return 0;
 }
 
 static void sib_resp_atomic_ack(struct sib_qp *qp, u32 psn, u64 orig)
@@ -749,6 +750,7 @@ static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	res->swap_add = be64_to_cpu(a->swap_add);
 	res->atomic_orig = orig;
 	qp->resp.msn++;
+	qp->resp.psn = sib_psn_add(pkt->psn, 1);
 	sib_resp_atomic_ack(qp, pkt->psn, orig);
 	return 0;
 }
@@ -876,15 +878,23 @@ static bool sib_resp_transport_ok(struct sib_qp *qp, u32 flags)
 /* FIRST/MIDDLE/LAST must follow each other (IBA 9.7.5.2.1). */
 static bool sib_resp_seq_ok(struct sib_qp *qp, u32 flags)
 {
-	u32 prev;
-
-	if (qp->resp.last_op == 0xff)
+	switch (qp->resp.msg) {
+	case SIB_RESP_MSG_NONE:
 		return flags & SIB_OP_FIRST;
-	prev = sib_op_flags(qp->resp.last_op);
-	if (flags & SIB_OP_FIRST)
-		return false;
-	return (prev & (SIB_OP_SEND | SIB_OP_WRITE)) ==
-	       (flags & (SIB_OP_SEND | SIB_OP_WRITE));
+	case SIB_RESP_MSG_SEND:
+		return !(flags & SIB_OP_FIRST) && (flags & SIB_OP_SEND);
+	case SIB_RESP_MSG_WRITE:
+		return !(flags & SIB_OP_FIRST) && (flags & SIB_OP_WRITE);
+	}
+	return false;
+}
+
+/* The message in progress after @flags' packet was executed. */
+static enum sib_resp_msg sib_resp_msg_after(u32 flags)
+{
+	if (flags & SIB_OP_LAST)
+		return SIB_RESP_MSG_NONE;
+	return (flags & SIB_OP_SEND) ? SIB_RESP_MSG_SEND : SIB_RESP_MSG_WRITE;
 }
 
 static bool sib_resp_rights_ok(struct sib_qp *qp, u32 flags)
@@ -922,7 +932,7 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 	if (qp->ib_qp.qp_type == IB_QPT_UC) {
 		/* UC: a gap drops the message in progress (IBA 9.8.3). */
 		if (cmp) {
-			if (qp->resp.last_op != 0xff)
+			if (qp->resp.msg != SIB_RESP_MSG_NONE)
 				sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
 			qp->resp.psn = pkt->psn;
 		}
@@ -1002,7 +1012,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		goto out;
 	/* UC: a new message while one is in progress drops that one. */
 	if (qp->ib_qp.qp_type == IB_QPT_UC && (pkt->flags & SIB_OP_FIRST) &&
-	    qp->resp.last_op != 0xff)
+	    qp->resp.msg != SIB_RESP_MSG_NONE)
 		sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
 	if (!sib_resp_seq_ok(qp, pkt->flags)) {
 		if (qp->ib_qp.qp_type == IB_QPT_UC) {
@@ -1031,17 +1041,20 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		}
 		goto out;	/* RC: NAKed, or RNR; the PSN stays */
 	}
-	if (ret == 0) {
+	/*
+	 * A READ or an atomic counted its message, set the PSN it expects
+	 * next and answered already (sib_resp_read(), sib_resp_atomic()).
+	 */
+	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
 		qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
-		if ((pkt->flags & SIB_OP_LAST) &&
-		    !(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC)))
+		if (pkt->flags & SIB_OP_LAST)
 			qp->resp.msn++;
 		if (pkt->ack_req && qp->ib_qp.qp_type == IB_QPT_RC &&
-		    !(pkt->flags & SIB_OP_ATOMIC) && !sib_resp_ack_later(qp))
+		    !sib_resp_ack_later(qp))
 			sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
 				     sib_ack_syndrome(qp));
 	}
-	qp->resp.last_op = (pkt->flags & SIB_OP_LAST) ? 0xff : pkt->opcode;
+	qp->resp.msg = sib_resp_msg_after(pkt->flags);
 out:
 	kfree_skb(skb);
 }

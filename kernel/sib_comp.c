@@ -586,6 +586,7 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 	/* After what the response caused (see sib_trace.h). */
 	if (trace_sib_comp_verdict_enabled())
 		trace_sib_comp_verdict(qp, pkt->opcode, pkt->psn,
+				       pkt->flags & SIB_OP_AETH,
 				       sib_comp_syn(skb), v, false);
 	kfree_skb(skb);
 }
@@ -611,14 +612,14 @@ void sib_comp_local_ack(struct sib_qp *qp)
 	if (!valid)
 		return;
 	if (!sib_comp_accepts(qp, psn)) {
-		trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn,
+		trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, true,
 				       smsn >> 24, SIB_CV_STALE, true);
 		return;
 	}
 	v = sib_comp_aeth(qp, psn, smsn);
 	sib_comp_run(qp);
-	trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, smsn >> 24,
-			       v, true);
+	trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, true,
+			       smsn >> 24, v, true);
 }
 
 /* Timer work, in the engine's context. */

@@ -343,10 +343,15 @@ DECLARE_EVENT_CLASS(sib_swqe_class,
 		  sib_wc_status_name(__entry->status))
 );
 
-/* The requester copied a WQE out of the SQ and checked it. */
-DEFINE_EVENT(sib_swqe_class, sib_req_fetch,
+/* The requester copied a WQE out of the SQ and checked it (no PSNs yet). */
+DEFINE_EVENT_PRINT(sib_swqe_class, sib_req_fetch,
 	TP_PROTO(struct sib_qp *qp, u32 idx, const struct sib_swqe *s),
-	TP_ARGS(qp, idx, s)
+	TP_ARGS(qp, idx, s),
+	TP_printk("dev=%s qpn=%u idx=%u wr_id=0x%llx op=%s len=%u ssn=%u status=%s",
+		  __get_str(dev), __entry->qpn, __entry->idx,
+		  (unsigned long long)__entry->wr_id,
+		  sib_wr_opcode_name(__entry->opcode), __entry->len,
+		  __entry->ssn, sib_wc_status_name(__entry->status))
 );
 
 /* The completer retired a WQE (in SQ order), with a CQE or not. */
@@ -448,10 +453,11 @@ TRACE_EVENT(sib_resp_ack,
 
 /* ---- the completer ------------------------------------------------------ */
 
+/* A response taken or refused; @aeth: it has an AETH, whose syndrome is @syn. */
 TRACE_EVENT(sib_comp_verdict,
-	TP_PROTO(struct sib_qp *qp, u8 opcode, u32 psn, u8 syn,
+	TP_PROTO(struct sib_qp *qp, u8 opcode, u32 psn, bool aeth, u8 syn,
 		 enum sib_comp_verdict verdict, bool local),
-	TP_ARGS(qp, opcode, psn, syn, verdict, local),
+	TP_ARGS(qp, opcode, psn, aeth, syn, verdict, local),
 	TP_STRUCT__entry(
 		SIB_DEV_ENTRY(qp->sdev)
 		__field(u32, qpn)
@@ -460,6 +466,7 @@ TRACE_EVENT(sib_comp_verdict,
 		__field(u32, verdict)
 		__field(u8, opcode)
 		__field(u8, syn)
+		__field(bool, aeth)
 		__field(bool, local)
 	),
 	TP_fast_assign(
@@ -470,13 +477,15 @@ TRACE_EVENT(sib_comp_verdict,
 		__entry->verdict = verdict;
 		__entry->opcode = opcode;
 		__entry->syn = syn;
+		__entry->aeth = aeth;
 		__entry->local = local;
 	),
 	TP_printk("dev=%s qpn=%u op=%s psn=%u aeth=%s %s=%u verdict=%s unacked=%u path=%s",
 		  __get_str(dev), __entry->qpn,
 		  sib_opcode_name(__entry->opcode), __entry->psn,
-		  sib_aeth_type_name(__entry->syn),
-		  sib_aeth_code_name(__entry->syn), __entry->syn & 0x1f,
+		  __entry->aeth ? sib_aeth_type_name(__entry->syn) : "none",
+		  __entry->aeth ? sib_aeth_code_name(__entry->syn) : "syn",
+		  __entry->syn & 0x1f,
 		  __print_symbolic(__entry->verdict, sib_show_comp_verdicts),
 		  __entry->comp_psn, __entry->local ? "local" : "packet")
 );

@@ -6,6 +6,7 @@
  * the local ACK timeout (IBA 9.7.6.1.3) and the RNR back-off (9.7.5.2.8).
  */
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 /* RNR NAK timer field (IBA table 45), in microseconds. */
 static const u32 sib_rnr_usec[32] = {
@@ -148,6 +149,7 @@ void sib_comp_run(struct sib_qp *qp)
 		 * Free the slot first: a process that sees the completion
 		 * may post into the slot at once (the shadow keeps our copy).
 		 */
+		trace_sib_swqe_done(qp, qp->comp.idx, s);
 		qp->comp.idx++;
 		sib_queue_consume(&qp->sq, 1);
 		if (sib_swqe_signaled(qp, s))
@@ -269,6 +271,7 @@ static void sib_comp_rnr(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 	sib_count(qp->sdev, SIB_CNT_RNR_NAK_RCVD);
 	if (qp->comp.rnr_retry != 7)
 		qp->comp.rnr_retry--;
+	trace_sib_rnr_wait(qp, psn, sib_rnr_usec[timer & 31]);
 	sib_req_rewind(qp, psn);
 	qp->req.rnr_wait = true;
 	sib_timer_stop(qp);
@@ -295,6 +298,7 @@ static void sib_comp_retry(struct sib_qp *qp, u32 psn, bool timeout)
 
 	if (!s)
 		return;
+	trace_sib_retry(qp, psn, timeout, qp->comp.retrying && !timeout);
 	if (qp->comp.retrying && !timeout) {
 		sib_count(qp->sdev, SIB_CNT_NAK_IN_RETRY);
 		return;
@@ -317,8 +321,8 @@ static void sib_comp_retry(struct sib_qp *qp, u32 psn, bool timeout)
 	sib_timer_restart(qp);
 }
 
-static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
-			 u8 syn)
+static enum sib_comp_verdict sib_comp_nak(struct sib_qp *qp,
+					  struct sib_swqe *s, u32 psn, u8 syn)
 {
 	static const u8 status[] = {
 		[SIB_NAK_INVALID_REQ] = IB_WC_REM_INV_REQ_ERR,
@@ -331,14 +335,16 @@ static void sib_comp_nak(struct sib_qp *qp, struct sib_swqe *s, u32 psn,
 	if (code == SIB_NAK_PSN_SEQ_ERR) {
 		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
 		sib_comp_retry(qp, psn, false);
-		return;
+		return SIB_CV_SEQ_NAK;
 	}
 	/* The NAK names the failed request; everything before it arrived. */
 	sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
 	s = sib_comp_oldest(qp);
-	if (s)
-		sib_comp_fail(qp, s, code < ARRAY_SIZE(status) && status[code] ?
-			      status[code] : IB_WC_REM_OP_ERR);
+	if (!s)
+		return SIB_CV_STALE;
+	sib_comp_fail(qp, s, code < ARRAY_SIZE(status) && status[code] ?
+		      status[code] : IB_WC_REM_OP_ERR);
+	return SIB_CV_ERR_NAK;
 }
 
 /*
@@ -364,8 +370,12 @@ static bool sib_comp_credit(struct sib_qp *qp, u32 smsn)
 	return true;
 }
 
-/* An ACK-type packet's AETH (@smsn, host order) for @psn. */
-static void sib_comp_aeth(struct sib_qp *qp, u32 psn, u32 smsn)
+/*
+ * An ACK-type packet's AETH (@smsn, host order) for @psn. Returns the
+ * verdict (for the sib_comp_verdict tracepoint).
+ */
+static enum sib_comp_verdict sib_comp_aeth(struct sib_qp *qp, u32 psn,
+					   u32 smsn)
 {
 	u8 syn = smsn >> 24;
 	struct sib_swqe *s = sib_comp_oldest(qp);
@@ -381,30 +391,33 @@ static void sib_comp_aeth(struct sib_qp *qp, u32 psn, u32 smsn)
 		 * implied NAK, never a retry.
 		 */
 		if (psn == sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) {
-			if (more)
+			if (more) {
 				sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_RCVD);
-			break;
+				trace_sib_credit_update_rcvd(qp, qp->req.ssn);
+			}
+			return SIB_CV_DUP_ACK;
 		}
-		if (sib_comp_ack_upto(qp, psn))
+		if (sib_comp_ack_upto(qp, psn)) {
 			sib_comp_retry(qp, qp->comp.psn, false);
-		break;
+			return SIB_CV_IMPLIED_NAK;
+		}
+		return SIB_CV_ACK;
 	case SIB_AETH_RNR_NAK:
 		/* A stale (duplicated or late) NAK must not send us back. */
 		if (sib_psn_cmp(psn, qp->comp.psn) < 0)
-			break;
+			return SIB_CV_STALE;
 		sib_comp_ack_upto(qp, sib_psn_add(psn, SIB_PSN_MASK));
 		s = sib_comp_oldest(qp);
-		if (s)
-			sib_comp_rnr(qp, s, psn, syn);
-		break;
+		if (!s)
+			return SIB_CV_STALE;
+		sib_comp_rnr(qp, s, psn, syn);
+		return SIB_CV_RNR;
 	case SIB_AETH_NAK:
-		if (sib_psn_cmp(psn, qp->comp.psn) < 0)
-			break;
-		if (s)
-			sib_comp_nak(qp, s, psn, syn);
-		break;
+		if (sib_psn_cmp(psn, qp->comp.psn) < 0 || !s)
+			return SIB_CV_STALE;
+		return sib_comp_nak(qp, s, psn, syn);
 	default:
-		break;		/* reserved syndromes are ignored */
+		return SIB_CV_STALE;	/* reserved syndromes are ignored */
 	}
 }
 
@@ -478,8 +491,12 @@ static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 	return NULL;
 }
 
-/* A response for a READ or atomic: it must be the next one expected. */
-static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
+/*
+ * A response for a READ or atomic: it must be the next one expected.
+ * Returns the verdict (for the sib_comp_verdict tracepoint).
+ */
+static enum sib_comp_verdict sib_comp_data(struct sib_qp *qp,
+					   struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_swqe *s;
@@ -495,10 +512,10 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 	if (!s || sib_psn_cmp(pkt->psn, s->first_psn) < 0 ||
 	    sib_psn_cmp(sib_psn_add(pkt->psn, pkt->npkts - 1),
 			s->last_psn) > 0)
-		return;		/* duplicate, or not ours: drop */
+		return SIB_CV_STALE;	/* duplicate, or not ours: drop */
 	sib_comp_ack_upto(qp, sib_psn_add(s->first_psn, SIB_PSN_MASK));
 	if (sib_comp_oldest(qp) != s)
-		return;
+		return SIB_CV_STALE;
 	if (pkt->psn != qp->comp.psn) {
 		/*
 		 * A response is missing before this one. Every later one
@@ -507,18 +524,24 @@ static void sib_comp_data(struct sib_qp *qp, struct sk_buff *skb)
 		 * as for a sequence NAK (once per go-back-N, see
 		 * sib_comp_retry()). An earlier PSN is a duplicate.
 		 */
-		if (sib_psn_cmp(pkt->psn, qp->comp.psn) > 0)
+		if (sib_psn_cmp(pkt->psn, qp->comp.psn) > 0) {
 			sib_comp_retry(qp, qp->comp.psn, false);
-		return;
+			return SIB_CV_RESP_GAP;
+		}
+		return SIB_CV_STALE;
 	}
 	if (pkt->flags & SIB_OP_READ) {
-		if (s->wr->opcode == IB_WR_RDMA_READ)
-			sib_comp_read_resp(qp, s, skb);
+		if (s->wr->opcode != IB_WR_RDMA_READ)
+			return SIB_CV_STALE;
+		sib_comp_read_resp(qp, s, skb);
 	} else if ((pkt->flags & SIB_OP_ATMACK) &&
 		   (s->wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 		    s->wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)) {
 		sib_comp_atomic_ack(qp, s, skb);
+	} else {
+		return SIB_CV_STALE;
 	}
+	return SIB_CV_RESP;
 }
 
 /*
@@ -536,22 +559,35 @@ static bool sib_comp_accepts(struct sib_qp *qp, u32 psn)
 	       sib_psn_cmp(psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) >= 0;
 }
 
+/* The AETH syndrome of a response, for the tracepoint; 0 if none. */
+static u8 sib_comp_syn(struct sk_buff *skb)
+{
+	if (!(sib_pkt(skb)->flags & SIB_OP_AETH))
+		return 0;
+	return be32_to_cpu(((struct sib_aeth *)
+			    sib_pkt_eth(skb, SIB_OP_AETH))->smsn) >> 24;
+}
+
 void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
-	struct sib_aeth *aeth;
+	enum sib_comp_verdict v = SIB_CV_STALE;
+	bool taken;
 
 	lockdep_assert_held(&qp->engine);
-	if (!(pkt->flags & SIB_OP_RC) || !sib_comp_accepts(qp, pkt->psn))
-		goto out;
-	if (pkt->flags & SIB_OP_ACK) {
-		aeth = sib_pkt_eth(skb, SIB_OP_AETH);
-		sib_comp_aeth(qp, pkt->psn, be32_to_cpu(aeth->smsn));
-	} else {
-		sib_comp_data(qp, skb);
-	}
-	sib_comp_run(qp);
-out:
+	taken = (pkt->flags & SIB_OP_RC) && sib_comp_accepts(qp, pkt->psn);
+	if (taken && (pkt->flags & SIB_OP_ACK))
+		v = sib_comp_aeth(qp, pkt->psn, be32_to_cpu(((struct sib_aeth *)
+				  sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
+	else if (taken)
+		v = sib_comp_data(qp, skb);
+	if (taken)
+		sib_comp_run(qp);
+	/* After what the response caused (see sib_trace.h). */
+	if (trace_sib_comp_verdict_enabled())
+		trace_sib_comp_verdict(qp, pkt->opcode, pkt->psn,
+				       pkt->flags & SIB_OP_AETH,
+				       sib_comp_syn(skb), v, false);
 	kfree_skb(skb);
 }
 
@@ -561,6 +597,7 @@ out:
  */
 void sib_comp_local_ack(struct sib_qp *qp)
 {
+	enum sib_comp_verdict v;
 	unsigned long flags;
 	u32 psn, smsn;
 	bool valid;
@@ -572,17 +609,26 @@ void sib_comp_local_ack(struct sib_qp *qp)
 	smsn = qp->lack.smsn;
 	qp->lack.valid = false;
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
-	if (!valid || !sib_comp_accepts(qp, psn))
+	if (!valid)
 		return;
-	sib_comp_aeth(qp, psn, smsn);
+	if (!sib_comp_accepts(qp, psn)) {
+		trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, true,
+				       smsn >> 24, SIB_CV_STALE, true);
+		return;
+	}
+	v = sib_comp_aeth(qp, psn, smsn);
 	sib_comp_run(qp);
+	trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, true,
+			       smsn >> 24, v, true);
 }
 
 /* Timer work, in the engine's context. */
 void sib_comp_timers(struct sib_qp *qp)
 {
-	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events))
+	if (test_and_clear_bit(SIB_QP_RNR_FIRED, &qp->events)) {
+		trace_sib_rnr_timer(qp);
 		qp->req.rnr_wait = false;
+	}
 	if (test_and_clear_bit(SIB_QP_RETRANS_FIRED, &qp->events) &&
 	    sib_timer_expired(qp)) {
 		struct sib_swqe *s = sib_comp_oldest(qp);
@@ -599,6 +645,7 @@ void sib_comp_timers(struct sib_qp *qp)
 			qp->req.credit_probe = true;
 		} else if (s) {
 			sib_count(qp->sdev, SIB_CNT_TIMEOUTS);
+			trace_sib_ack_timeout(qp);
 			sib_comp_retry(qp, qp->comp.psn, true);
 		} else {
 			/* Nothing waits: off, so that the next send arms it. */

@@ -11,6 +11,7 @@
 
 #include "sib.h"
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 static int sib_cq_ring(struct sib_cq *cq, int cqe, struct ib_udata *udata,
 		       struct sib_queue *q)
@@ -173,8 +174,10 @@ int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
 		if (!cq->error)
 			sib_cq_overrun(cq);
 		spin_unlock_irqrestore(&cq->lock, flags);
+		trace_sib_cqe(cq, cqe, false);
 		return -EOVERFLOW;
 	}
+	trace_sib_cqe(cq, cqe, true);
 	memcpy(sib_queue_slot(&cq->q, cq->q.kidx), cqe, sizeof(*cqe));
 	sib_queue_produce(&cq->q);
 	if (cq->notify == IB_CQ_NEXT_COMP ||

@@ -25,6 +25,7 @@
 
 #include "sib_qp.h"
 #include "sib_fault.h"
+#include "sib_trace.h"
 
 static struct dentry *sib_debugfs_root;
 
@@ -123,6 +124,7 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		goto out;
 	if (sib_fault_roll(f, READ_ONCE(f->drop))) {
 		f->injected[SIB_FI_DROP]++;
+		trace_sib_fault(f, skb, SIB_FI_DROP, dir);
 		out = NULL;
 		kfree_skb(skb);
 		goto out;
@@ -134,17 +136,21 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 		 * path, which has no ICRC, drops it as an ICRC error.
 		 */
 		f->injected[SIB_FI_CORRUPT]++;
+		trace_sib_fault(f, skb, SIB_FI_CORRUPT, dir);
 		sib_pkt(skb)->corrupt = true;
 	}
 	if (sib_fault_roll(f, READ_ONCE(f->dup))) {
 		*extra = skb_copy(skb, GFP_ATOMIC);
-		if (*extra)
+		if (*extra) {
 			f->injected[SIB_FI_DUP]++;
+			trace_sib_fault(f, skb, SIB_FI_DUP, dir);
+		}
 	}
 	if (!can_hold || f->dying)
 		goto out;
 	if (sib_fault_roll(f, READ_ONCE(f->delay))) {
 		f->injected[SIB_FI_DELAY]++;
+		trace_sib_fault(f, skb, SIB_FI_DELAY, dir);
 		sib_pkt(skb)->due = jiffies + usecs_to_jiffies(READ_ONCE(f->delay_us));
 		__skb_queue_tail(&f->delayed, skb);
 		if (!timer_pending(&f->timer))
@@ -156,6 +162,7 @@ struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 	if (!f->held && sib_fault_roll(f, READ_ONCE(f->reorder))) {
 		/* Hold this one back: it goes after the next packet. */
 		f->injected[SIB_FI_REORDER]++;
+		trace_sib_fault(f, skb, SIB_FI_REORDER, dir);
 		f->held = skb;
 		mod_timer(&f->held_timer, jiffies + 1);
 		out = *extra;

@@ -26,6 +26,7 @@
 #include <rdma/ib_mad.h>
 
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 /* Room in front of the BTH for the RoCEv2 encapsulation. */
 #define SIB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
@@ -301,11 +302,13 @@ static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
 {
 	if (skb_queue_len(&dst->rxq) >= SIB_RXQ_MAX) {
 		sib_count(sdev, SIB_CNT_RX_QUEUE_FULL);
+		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_RX_QUEUE_FULL);
 		kfree_skb(skb);
 		sib_qp_put(dst);
 		return;
 	}
 	sib_count_n(sdev, SIB_CNT_RCVD_PKTS, sib_pkt(skb)->npkts);
+	trace_sib_pkt_recv(sdev, skb);
 	skb_queue_tail(&dst->rxq, skb);
 	if (defer && sib_defer_add(defer, dst))
 		return;
@@ -327,6 +330,7 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 	if (sib_pkt(skb)->corrupt) {
 		/* An injected corruption: the ICRC check would fail. */
 		sib_count(sdev, SIB_CNT_ICRC_ERRORS);
+		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_ICRC_ERRORS);
 		kfree_skb(skb);
 		return;
 	}
@@ -337,6 +341,7 @@ static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 	dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!dst) {
 		sib_count(sdev, SIB_CNT_UNKNOWN_QPN);
+		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_UNKNOWN_QPN);
 		kfree_skb(skb);
 		return;
 	}
@@ -435,6 +440,7 @@ static void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb,
 		      SIB_CNT_UNKNOWN_QPN;
 		if (err != SIB_NUM_CNT) {
 			sib_count(sdev, err);
+			trace_sib_pkt_drop(sdev, sib_pkt(skb), err);
 			kfree_skb(skb);
 			if (dst)
 				sib_qp_put(dst);
@@ -1109,9 +1115,11 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 	lockdep_assert_held(&qp->engine);
 	sib_count_n(sdev, SIB_CNT_SENT_PKTS, sib_pkt(skb)->npkts);
 	if (sib_route_local(qp, av)) {
+		trace_sib_pkt_send(qp, skb, true);
 		sib_deliver_local(qp, skb, av);
 		return;
 	}
+	trace_sib_pkt_send(qp, skb, false);
 	/* On the wire, transmit faults cannot hold packets back. */
 	skb = sib_fault_apply(&sdev->fault, SIB_FAULT_TX, skb, &extra, false);
 	if (skb && sib_xmit(qp, skb, av))
@@ -1312,6 +1320,7 @@ void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 	err = sib_rcv_unwrap(skb);
 	if (err != SIB_NUM_CNT) {
 		sib_count(sdev, err);
+		trace_sib_pkt_drop(sdev, NULL, err);
 		kfree_skb(skb);
 		return;
 	}
@@ -1348,11 +1357,13 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 	skb_scrub_packet(skb, true);
 	skb->dev = NULL;
 	sib_count(sdev, SIB_CNT_RCVD_PKTS);
+	trace_sib_pkt_recv(sdev, skb);
 	skb_queue_tail(&qp->rxq, skb);
 	sib_rx_wake(qp);
 	return;
 
 drop:
 	sib_count(sdev, err);
+	trace_sib_pkt_drop(sdev, sib_pkt(skb), err);
 	kfree_skb(skb);
 }

@@ -8,6 +8,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 #define SIB_MIN_QPN	16
 #define SIB_MAX_QPN	0xffffff
@@ -806,7 +807,7 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
 	struct sib_qp *qp = to_sqp(ib_qp);
-	enum ib_qp_state cur, next;
+	enum ib_qp_state cur, next, prev;
 	unsigned long flags;
 	int ret;
 
@@ -830,6 +831,7 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		ret = -EINVAL;
 	else if (!ib_modify_qp_is_ok(qp->state, next, ib_qp->qp_type, mask))
 		ret = -EINVAL;
+	prev = qp->state;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (ret) {
 		mutex_unlock(&qp->engine);
@@ -852,6 +854,8 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		qp->attr.path_mtu = sib_active_mtu(qp->sdev);
 		qp->mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
 	}
+	if (next != prev)
+		trace_sib_qp_state(qp, prev, next, false);
 	if (next != qp->state)
 		sib_qp_enter(qp, next);
 	WRITE_ONCE(qp->state, next);
@@ -910,6 +914,7 @@ static bool __sib_qp_error(struct sib_qp *qp)
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+		trace_sib_qp_state(qp, qp->state, IB_QPS_ERR, true);
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 		qp->attr.qp_state = IB_QPS_ERR;
 		sib_qp_mark_error(qp);

@@ -604,6 +604,38 @@ enum sib_resp_err {
 	SIB_RESP_FATAL_CQE,	/* QP to error; a receive completion told */
 };
 
+/*
+ * The responder's verdict on a request packet (sib_responder()), as the
+ * sib_resp_verdict tracepoint reports it.
+ */
+enum sib_resp_verdict {
+	SIB_RV_OK,		/* executed (a READ: its responses start) */
+	SIB_RV_DUP,		/* a duplicate: acknowledged or replayed */
+	SIB_RV_SEQ_ERR,		/* a PSN gap: a sequence error NAK (once) */
+	SIB_RV_RNR,		/* no receive WQE: an RNR NAK */
+	SIB_RV_NAK,		/* refused: a NAK, and the QP to error */
+	SIB_RV_UC_DROP,		/* UC: the message is dropped */
+	SIB_RV_UD,		/* handed to the datagram receive path */
+	SIB_RV_IGNORED,		/* wrong state or transport: dropped */
+};
+
+/*
+ * The completer's verdict on a response (an ACK-type packet, a local ACK,
+ * a READ response or an atomic ACK), as the sib_comp_verdict tracepoint
+ * reports it.
+ */
+enum sib_comp_verdict {
+	SIB_CV_ACK,		/* acknowledges new PSNs */
+	SIB_CV_DUP_ACK,		/* the PSN acknowledged last: credits only */
+	SIB_CV_IMPLIED_NAK,	/* passes a READ or atomic: go back */
+	SIB_CV_RNR,		/* an RNR NAK: wait, then send again */
+	SIB_CV_SEQ_NAK,		/* a sequence error NAK: go back */
+	SIB_CV_ERR_NAK,		/* a NAK the WQE fails with */
+	SIB_CV_RESP,		/* the READ response or atomic ACK expected */
+	SIB_CV_RESP_GAP,	/* a response missing before it: go back */
+	SIB_CV_STALE,		/* outside the window, a duplicate: ignored */
+};
+
 /* sib_qp.c */
 int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata);

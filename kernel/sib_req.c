@@ -7,6 +7,7 @@
  * invalidate) execute here and produce no packet.
  */
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 #define SIB_REQ_BUDGET		64	/* packets per run, then requeue */
 #define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */
@@ -122,6 +123,7 @@ static int sib_req_fetch(struct sib_qp *qp)
 		if (!sib_op_needs_rwqe(s->wr->opcode))
 			qp->req.lsn = sib_psn_add(qp->req.lsn, 1);
 	}
+	trace_sib_req_fetch(qp, qp->req.fetched, s);
 	qp->req.fetched++;
 	return 0;
 }
@@ -389,13 +391,16 @@ static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 		goto go;
 	if (s->ssn == sib_psn_add(r->lsn, 1) &&
 	    (!r->credit_known || r->credit_probe || !qp->attr.timeout)) {
-		if (r->credit_probe)
+		if (r->credit_probe) {
 			sib_count(qp->sdev, SIB_CNT_CREDIT_PROBES);
+			trace_sib_credit_probe(qp, s->ssn);
+		}
 		goto go;
 	}
 	if (!r->credit_wait) {
 		r->credit_wait = true;
 		sib_count(qp->sdev, SIB_CNT_CREDIT_STALLS);
+		trace_sib_credit_stall(qp, s->ssn);
 	}
 	sib_timer_arm(qp);
 	return false;
@@ -546,6 +551,7 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 	/* Never forward: the WQE at req.idx is not sent from its start. */
 	if (sib_psn_cmp(psn, qp->req.psn) > 0)
 		psn = qp->req.psn;
+	trace_sib_req_rewind(qp, psn);
 
 	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
 		struct sib_swqe *s = sib_swqe_at(qp, idx);

@@ -7,6 +7,7 @@
  * (IBA 9.7.5.2 and 9.7.6.2).
  */
 #include "sib_qp.h"
+#include "sib_trace.h"
 
 /* ---- answers ------------------------------------------------------------------ */
 
@@ -22,11 +23,14 @@ static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
 	struct sib_aeth *aeth;
 
 	if ((syn & SIB_AETH_TYPE_MASK) == SIB_AETH_ACK &&
-	    sib_ack_local(qp, psn & SIB_PSN_MASK, be32_to_cpu(smsn)))
+	    sib_ack_local(qp, psn & SIB_PSN_MASK, be32_to_cpu(smsn))) {
+		trace_sib_resp_ack(qp, psn, syn, true);
 		return;
+	}
 	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, 0, psn, false);
 	if (!skb)
 		return;		/* the requester's timer recovers */
+	trace_sib_resp_ack(qp, psn, syn, false);
 	aeth = sib_pkt_eth(skb, SIB_OP_AETH);
 	aeth->smsn = smsn;
 	sib_pkt_send(qp, skb);
@@ -187,6 +191,7 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	}
 	sib_resp_fed(qp);
 	sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_SENT);
+	trace_sib_credit_update_sent(qp, code);
 	sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
 		     SIB_AETH_ACK | code);
 }
@@ -923,8 +928,12 @@ static int sib_resp_execute(struct sib_qp *qp, struct sk_buff *skb)
 	return sib_resp_atomic(qp, skb);
 }
 
-/* PSN check; returns true to go on with the packet. */
-static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
+/*
+ * PSN check; returns SIB_RV_OK to go on with the packet, or what was made
+ * of it (a duplicate, or a PSN gap).
+ */
+static enum sib_resp_verdict sib_resp_psn_ok(struct sib_qp *qp,
+					     struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	int cmp = sib_psn_cmp(pkt->psn, qp->resp.psn);
@@ -936,7 +945,7 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 				sib_resp_uc_abort(qp, IB_WC_REM_INV_REQ_ERR);
 			qp->resp.psn = pkt->psn;
 		}
-		return true;
+		return SIB_RV_OK;
 	}
 	if (cmp > 0) {
 		if (!qp->resp.nak_seq) {
@@ -945,15 +954,15 @@ static bool sib_resp_psn_ok(struct sib_qp *qp, struct sk_buff *skb)
 			sib_resp_ack(qp, qp->resp.psn,
 				     SIB_AETH_NAK | SIB_NAK_PSN_SEQ_ERR);
 		}
-		return false;
+		return SIB_RV_SEQ_ERR;
 	}
 	if (cmp < 0) {
 		sib_count(qp->sdev, SIB_CNT_DUP_REQ);
 		sib_resp_duplicate(qp, skb);
-		return false;
+		return SIB_RV_DUP;
 	}
 	qp->resp.nak_seq = false;
-	return true;
+	return SIB_RV_OK;
 }
 
 /*
@@ -991,10 +1000,23 @@ static bool sib_resp_ack_later(struct sib_qp *qp)
 	return later;
 }
 
+/*
+ * What a request that failed to execute (@ret < 0) came to: an RC QP
+ * NAKed it and went to error, or sent an RNR NAK; a UC QP dropped the
+ * message.
+ */
+static enum sib_resp_verdict sib_resp_failed(struct sib_qp *qp, int ret)
+{
+	if (qp->ib_qp.qp_type == IB_QPT_UC)
+		return SIB_RV_UC_DROP;
+	return sib_qp_state(qp) == IB_QPS_ERR ? SIB_RV_NAK : SIB_RV_RNR;
+}
+
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	enum ib_qp_state state = sib_qp_state(qp);
+	enum sib_resp_verdict v = SIB_RV_IGNORED;
 	int ret;
 
 	lockdep_assert_held(&qp->engine);
@@ -1002,13 +1024,16 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		goto out;
 	if (sib_qp_type(qp) == IB_QPT_UD) {
-		if (pkt->flags & SIB_OP_UD)
+		if (pkt->flags & SIB_OP_UD) {
+			v = SIB_RV_UD;
 			sib_ud_recv(qp, skb);
+		}
 		goto out;
 	}
 	if (!sib_resp_transport_ok(qp, pkt->flags))
 		goto out;
-	if (!sib_resp_psn_ok(qp, skb))
+	v = sib_resp_psn_ok(qp, skb);
+	if (v != SIB_RV_OK)
 		goto out;
 	/* UC: a new message while one is in progress drops that one. */
 	if (qp->ib_qp.qp_type == IB_QPT_UC && (pkt->flags & SIB_OP_FIRST) &&
@@ -1017,19 +1042,23 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	if (!sib_resp_seq_ok(qp, pkt->flags)) {
 		if (qp->ib_qp.qp_type == IB_QPT_UC) {
 			qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
+			v = SIB_RV_UC_DROP;
 			goto out;
 		}
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		v = SIB_RV_NAK;
 		goto out;
 	}
 	if (!sib_resp_rights_ok(qp, pkt->flags) ||
 	    !sib_pkt_span_ok(pkt, qp->mtu)) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		v = SIB_RV_NAK;
 		goto out;
 	}
 
 	ret = sib_resp_execute(qp, skb);
 	if (ret < 0) {
+		v = sib_resp_failed(qp, ret);
 		if (qp->ib_qp.qp_type == IB_QPT_UC) {
 			/*
 			 * No receive WQE (UC has no RNR NAK): the message is
@@ -1056,5 +1085,6 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	}
 	qp->resp.msg = sib_resp_msg_after(pkt->flags);
 out:
+	trace_sib_resp_verdict(qp, skb, v);
 	kfree_skb(skb);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -744,5 +745,397 @@ TEST_F(rc, bidirectional)
 }
 
 
+/* ---- tracepoints ------------------------------------------------------ */
+
+#define TRACEFS	"/sys/kernel/tracing"
+
+/* One sib event of the trace buffer: its name and its fields. */
+struct tev {
+	char name[40];
+	char text[320];		/* " field=value ... " (spaces around) */
+};
+
+struct trace_log {
+	struct tev *ev;
+	int n;
+};
+
+static int tfs_write(const char *file, const char *val)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* tracefs mounted, the buffer empty, the global clock (events of all CPUs in order). */
+static bool trace_ready(void)
+{
+	if (!path_exists(TRACEFS "/trace"))
+		shq("mount -t tracefs nodev " TRACEFS);
+	return !tfs_write("tracing_on", "0") && !tfs_write("trace", "") &&
+	       !tfs_write("trace_clock", "global") &&
+	       !tfs_write("buffer_size_kb", "8192") &&
+	       !tfs_write("tracing_on", "1");
+}
+
+static void trace_restore(void)
+{
+	tfs_write("events/sib/enable", "0");
+	tfs_write("trace", "");
+	tfs_write("trace_clock", "local");
+}
+
+/* Read the trace buffer's sib events, in order. */
+static void trace_read(struct trace_log *log)
+{
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	char line[512];
+	int cap = 0;
+
+	log->ev = NULL;
+	log->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, ": sib_"), *end;
+		struct tev *e;
+
+		if (line[0] == '#' || !at)
+			continue;
+		end = strchr(at + 2, ':');
+		if (!end)
+			continue;
+		if (log->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			log->ev = realloc(log->ev, cap * sizeof(*log->ev));
+			if (!log->ev)
+				break;
+		}
+		e = &log->ev[log->n++];
+		snprintf(e->name, sizeof(e->name), "%.*s", (int)(end - at - 2),
+			 at + 2);
+		line[strcspn(line, "\n")] = 0;
+		snprintf(e->text, sizeof(e->text), "%s ", end + 1);
+	}
+	fclose(f);
+}
+
+static void trace_log_free(struct trace_log *log)
+{
+	free(log->ev);
+	log->ev = NULL;
+	log->n = 0;
+}
+
+/*
+ * The first event @name at or after @from whose fields hold every string
+ * of the NULL-terminated list (each one whole, "psn=12" or "RTR -> RTS");
+ * its index, or -1.
+ */
+static int tfind(const struct trace_log *log, int from, const char *name, ...)
+{
+	for (int i = from < 0 ? 0 : from; i < log->n; i++) {
+		bool all = true;
+		const char *want;
+		va_list ap;
+
+		if (strcmp(log->ev[i].name, name))
+			continue;
+		va_start(ap, name);
+		while (all && (want = va_arg(ap, const char *))) {
+			char tok[128];
+
+			snprintf(tok, sizeof(tok), " %s ", want);
+			all = strstr(log->ev[i].text, tok);
+		}
+		va_end(ap);
+		if (all)
+			return i;
+	}
+	return -1;
+}
+
+/* Field @key of event @i as a number, or -1. */
+static long tfield(const struct trace_log *log, int i, const char *key)
+{
+	char tok[64];
+	const char *at;
+
+	if (i < 0 || i >= log->n)
+		return -1;
+	snprintf(tok, sizeof(tok), " %s=", key);
+	at = strstr(log->ev[i].text, tok);
+	return at ? strtol(at + strlen(tok), NULL, 0) : -1;
+}
+
+/* Print the log (a failing test shows what it saw). */
+static void trace_dump(const struct trace_log *log)
+{
+	for (int i = 0; i < log->n; i++)
+		fprintf(stderr, "# %4d %s:%s\n", i, log->ev[i].name,
+			log->ev[i].text);
+}
+
+/* "key=value" in a static buffer of its own (up to 8 in use at once). */
+static const char *kv(const char *key, unsigned long val)
+{
+	static char buf[8][48];
+	static int next;
+	char *b = buf[next++ % 8];
+
+	snprintf(b, sizeof(buf[0]), "%s=%lu", key, val);
+	return b;
+}
+
+/*
+ * Enable the sib events; a module without them fails the test (it is
+ * what the test is about), it is not skipped.
+ */
+#define TRACE_ON() do { \
+	ASSERT_TRUE(trace_ready()) TH_LOG("tracefs not usable"); \
+	ASSERT_TRUE(path_exists(TRACEFS "/events/sib/enable")) \
+		TH_LOG("the module has no sib trace events"); \
+	ASSERT_EQ(0, tfs_write("events/sib/enable", "1")); \
+} while (0)
+
+/* Index of event @name with the fields given, after @from; must exist. */
+#define TSTEP(at, from, ...) do { \
+	(at) = tfind(&log, (from), __VA_ARGS__, NULL); \
+	EXPECT_LE(0, (at)) TH_LOG("no %s after event %d", #__VA_ARGS__, (from)); \
+	if ((at) < 0) \
+		(at) = (from); \
+} while (0)
+
+/*
+ * The events of one RC exchange on lo: the state walk of both QPs, a
+ * SEND, a WRITE, a READ and a SEND that meets an RNR NAK, each with the
+ * right QPNs, opcodes, PSNs and verdicts, in causal order; once the
+ * events are disabled, nothing more is recorded.
+ */
+TEST_F(rc, trace_events)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 512);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 4096);
+	uint32_t q0 = self->qpn[0], q1 = self->qpn[1];
+	struct trace_log log;
+	char range[48];
+	int i, j, k;
+	long psn;
+
+	TRACE_ON();
+	/* A 10 ms RNR timer: one RNR NAK (or a few) while the test waits. */
+	self->p.o.min_rnr_timer = 20;
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+
+	/*
+	 * No receive posted: the first message of a QP goes whatever the
+	 * credits, and meets an RNR NAK until the receive comes.
+	 */
+	fill_pattern(self->l.p, 4096, 1);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 0x50, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	EXPECT_TRUE(cq_quiet(self->p.scq[0], 30));
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 0x70, &rs, 1));
+	expect_wc("send after rnr", self->p.scq[0], 0x50, IBV_WC_SUCCESS,
+		  IBV_WC_SEND, q0, ANY, NULL);
+	expect_wc("recv after rnr", self->p.rcq[1], 0x70, IBV_WC_SUCCESS,
+		  IBV_WC_RECV, q1, 512, NULL);
+	/* A receive for a starved RQ: a credit update, then the SEND. */
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 0x71, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 0x51, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", self->p.scq[0], 0x51, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  q0, ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 0x71, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  q1, 512, NULL);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 0x52, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 8192),
+			     self->r.mr->rkey));
+	expect_wc("write", self->p.scq[0], 0x52, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_WRITE, q0, ANY, NULL);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_READ, 0x53, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 8192),
+			     self->r.mr->rkey));
+	expect_wc("read", self->p.scq[0], 0x53, IBV_WC_SUCCESS,
+		  IBV_WC_RDMA_READ, q0, 512, NULL);
+
+	ASSERT_EQ(0, tfs_write("events/sib/enable", "0"));
+	trace_read(&log);
+	ASSERT_LT(0, log.n) TH_LOG("no sib events recorded");
+
+	/* The state walk of pair_reconnect(), by modify_qp. */
+	TSTEP(i, 0, "sib_qp_state", kv("qpn", q0), "RTS -> RESET",
+	      "by=modify_qp");
+	TSTEP(i, i, "sib_qp_state", kv("qpn", q0), "RESET -> INIT");
+	TSTEP(i, i, "sib_qp_state", kv("qpn", q0), "INIT -> RTR");
+	TSTEP(i, i, "sib_qp_state", kv("qpn", q0), "RTR -> RTS");
+	TSTEP(i, 0, "sib_qp_state", kv("qpn", q1), "INIT -> RTR");
+
+	/* RNR: NAKed, backed off, rewound, resent at the same PSN, then ACKed. */
+	TSTEP(i, 0, "sib_req_fetch", kv("qpn", q0), "wr_id=0x50", "op=SEND",
+	      "len=512", "status=SUCCESS");
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_SEND_ONLY", "len=512", "ackreq=1", "path=local");
+	psn = tfield(&log, i, "psn");
+	EXPECT_EQ(0x1234, psn);
+	TSTEP(i, i, "sib_pkt_recv", kv("dqpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn));
+	TSTEP(i, i, "sib_resp_ack", kv("qpn", q1), kv("psn", psn),
+	      "aeth=RNR_NAK", "timer=20");
+	TSTEP(i, i, "sib_resp_verdict", kv("qpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn), "verdict=rnr", kv("epsn", psn));
+	TSTEP(i, i, "sib_rnr_wait", kv("qpn", q0), kv("psn", psn),
+	      "usec=10240");
+	TSTEP(i, i, "sib_req_rewind", kv("qpn", q0), kv("psn", psn),
+	      kv("from", psn + 1));
+	TSTEP(i, i, "sib_comp_verdict", kv("qpn", q0), kv("psn", psn),
+	      "aeth=RNR_NAK", "verdict=rnr");
+	TSTEP(i, i, "sib_rnr_timer", kv("qpn", q0));
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q0), "op=RC_SEND_ONLY",
+	      kv("psn", psn));
+	/* the receive came: the last try is executed, ACKed, completed */
+	TSTEP(j, i, "sib_cqe", kv("qpn", q1), "op=RECV", "status=SUCCESS",
+	      "len=512", "wr_id=0x70");
+	TSTEP(j, j, "sib_resp_ack", kv("qpn", q1), kv("psn", psn), "aeth=ACK");
+	TSTEP(j, j, "sib_resp_verdict", kv("qpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn), "verdict=ok", kv("epsn", psn + 1));
+	snprintf(range, sizeof(range), "psn=%ld-%ld", psn, psn);
+	TSTEP(j, j, "sib_swqe_done", kv("qpn", q0), "wr_id=0x50", "op=SEND",
+	      range, "status=SUCCESS");
+	TSTEP(j, j, "sib_cqe", kv("qpn", q0), "op=SEND", "status=SUCCESS",
+	      "wr_id=0x50");
+	TSTEP(j, j, "sib_comp_verdict", kv("qpn", q0), kv("psn", psn),
+	      "aeth=ACK", "verdict=ack");
+
+	/* The next receive ends QP 1's starvation: a credit update. */
+	TSTEP(k, j, "sib_credit_update_sent", kv("qpn", q1), "credits=1");
+	TSTEP(k, k, "sib_credit_update_rcvd", kv("qpn", q0));
+
+	/* SEND: fetched, sent, received, executed, ACKed, completed. */
+	TSTEP(i, j, "sib_req_fetch", kv("qpn", q0), "wr_id=0x51", "op=SEND");
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_SEND_ONLY", kv("psn", psn + 1), "len=512");
+	TSTEP(i, i, "sib_pkt_recv", kv("dqpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn + 1));
+	TSTEP(i, i, "sib_resp_verdict", kv("qpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn + 1), "verdict=ok");
+	TSTEP(i, i, "sib_cqe", kv("qpn", q0), "op=SEND", "wr_id=0x51",
+	      "status=SUCCESS");
+	TSTEP(i, i, "sib_comp_verdict", kv("qpn", q0), kv("psn", psn + 1),
+	      "verdict=ack");
+
+	/* WRITE: one packet, the next PSN. */
+	TSTEP(i, i, "sib_req_fetch", kv("qpn", q0), "wr_id=0x52", "op=WRITE");
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_WRITE_ONLY", kv("psn", psn + 2), "len=512");
+	TSTEP(i, i, "sib_resp_verdict", kv("qpn", q1), "op=RC_WRITE_ONLY",
+	      kv("psn", psn + 2), "verdict=ok");
+	TSTEP(i, i, "sib_cqe", kv("qpn", q0), "op=RDMA_WRITE", "wr_id=0x52",
+	      "status=SUCCESS");
+	TSTEP(i, i, "sib_comp_verdict", kv("qpn", q0), kv("psn", psn + 2),
+	      "verdict=ack");
+
+	/* READ: the request, then the response from QP 1 at the same PSN. */
+	TSTEP(i, i, "sib_req_fetch", kv("qpn", q0), "wr_id=0x53", "op=READ");
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_READ_REQUEST", kv("psn", psn + 3), "len=0");
+	TSTEP(i, i, "sib_pkt_send", kv("qpn", q1), kv("dqpn", q0),
+	      "op=RC_READ_RESPONSE_ONLY", kv("psn", psn + 3), "len=512");
+	TSTEP(i, i, "sib_resp_verdict", kv("qpn", q1), "op=RC_READ_REQUEST",
+	      kv("psn", psn + 3), "verdict=ok");
+	TSTEP(i, i, "sib_cqe", kv("qpn", q0), "op=RDMA_READ", "wr_id=0x53",
+	      "status=SUCCESS", "len=512");
+	TSTEP(i, i, "sib_comp_verdict", kv("qpn", q0),
+	      "op=RC_READ_RESPONSE_ONLY", kv("psn", psn + 3), "verdict=resp");
+
+	/* Nothing failed, nothing was dropped. */
+	EXPECT_EQ(-1, tfind(&log, 0, "sib_pkt_drop", NULL));
+	EXPECT_EQ(-1, tfind(&log, 0, "sib_resp_verdict", "verdict=nak", NULL));
+	if (!_metadata->passed || getenv("SIB_TRACE_DUMP"))
+		trace_dump(&log);
+	trace_log_free(&log);
+
+	/* Disabled: a SEND records nothing. */
+	ASSERT_EQ(0, tfs_write("trace", ""));
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 0x75, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 0x55, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send, not traced", self->p.scq[0], 0x55, IBV_WC_SUCCESS,
+		  IBV_WC_SEND, q0, ANY, NULL);
+	trace_read(&log);
+	EXPECT_EQ(0, log.n);
+	trace_dump(&log);
+	trace_log_free(&log);
+	trace_restore();
+}
+
+/*
+ * A packet that fault injection drops shows as a sib_fault event, and the
+ * retransmission follows: the ACK timeout, a go-back-N to the lost PSN,
+ * the packet sent again and executed.
+ */
+TEST_F(rc, trace_fault_drop)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 100);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 4096);
+	uint32_t q0 = self->qpn[0], q1 = self->qpn[1];
+	struct trace_log log;
+	long drops = 0, psn;
+	int i, d;
+
+	TRACE_ON();
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "classes", 1));	/* SENDs */
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "drop", 1000000));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "dir", 3));
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "active", 1));
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 0x81, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 0x61, &s, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	/* Drop the first try only: the retransmission goes through. */
+	for (long t0 = now_ms(); drops < 1 && now_ms() - t0 < 2000;)
+		drops = fault_knob_get(SIB_DEV, "injected_drop");
+	ASSERT_EQ(0, fault_knob_set(SIB_DEV, "active", 0));
+	ASSERT_LE(1, drops);
+	expect_wc("send", self->p.scq[0], 0x61, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  q0, ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 0x81, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  q1, 100, NULL);
+	ASSERT_EQ(0, tfs_write("events/sib/enable", "0"));
+	trace_read(&log);
+
+	TSTEP(i, 0, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_SEND_ONLY", "len=100");
+	psn = tfield(&log, i, "psn");
+	TSTEP(d, i, "sib_fault", kv("dqpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn), "action=drop", "dir=local");
+	/* the drop is the only fate of that packet: no receive before the retry */
+	i = tfind(&log, i, "sib_pkt_recv", kv("dqpn", q1), kv("psn", psn), NULL);
+	TSTEP(d, d, "sib_ack_timeout", kv("qpn", q0), kv("unacked", psn));
+	EXPECT_LT(d, i) TH_LOG("received (%d) before the ACK timeout (%d)", i, d);
+	TSTEP(d, d, "sib_retry", kv("qpn", q0), kv("psn", psn), "cause=timeout",
+	      "action=go_back");
+	TSTEP(d, d, "sib_req_rewind", kv("qpn", q0), kv("psn", psn));
+	TSTEP(d, d, "sib_pkt_send", kv("qpn", q0), "op=RC_SEND_ONLY",
+	      kv("psn", psn));
+	TSTEP(d, d, "sib_pkt_recv", kv("dqpn", q1), "op=RC_SEND_ONLY",
+	      kv("psn", psn));
+	TSTEP(d, d, "sib_resp_verdict", kv("qpn", q1), kv("psn", psn),
+	      "verdict=ok");
+	TSTEP(d, d, "sib_cqe", kv("qpn", q0), "op=SEND", "wr_id=0x61",
+	      "status=SUCCESS");
+	if (!_metadata->passed || getenv("SIB_TRACE_DUMP"))
+		trace_dump(&log);
+	trace_log_free(&log);
+	trace_restore();
+}
 
 SIB_HARNESS_MAIN

@@ -477,3 +477,20 @@ int sib_db_fds(int *fds, int max)
 	}
 	return n;
 }
+
+const char *repo_script(const char *name)
+{
+	static char path[4096];
+	char exe[4000];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return name;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(path, sizeof(path), "%s/../../scripts/%s", exe, name);
+	return path;
+}

@@ -74,4 +74,10 @@ int sib_param_set(const char *name, long long val);
  */
 int sib_db_fds(int *fds, int max);
 
+/*
+ * The path of the repository's scripts/@name, found from this program's
+ * place in .build/selftests/; a static buffer.
+ */
+const char *repo_script(const char *name);
+
 #endif /* SIB_UTIL_H */

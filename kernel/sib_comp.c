@@ -572,17 +572,18 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	enum sib_comp_verdict v = SIB_CV_STALE;
-	bool taken;
+	struct sib_aeth *aeth;
 
 	lockdep_assert_held(&qp->engine);
-	taken = (pkt->flags & SIB_OP_RC) && sib_comp_accepts(qp, pkt->psn);
-	if (taken && (pkt->flags & SIB_OP_ACK))
-		v = sib_comp_aeth(qp, pkt->psn, be32_to_cpu(((struct sib_aeth *)
-				  sib_pkt_eth(skb, SIB_OP_AETH))->smsn));
-	else if (taken)
-		v = sib_comp_data(qp, skb);
-	if (taken)
+	if ((pkt->flags & SIB_OP_RC) && sib_comp_accepts(qp, pkt->psn)) {
+		if (pkt->flags & SIB_OP_ACK) {
+			aeth = sib_pkt_eth(skb, SIB_OP_AETH);
+			v = sib_comp_aeth(qp, pkt->psn, be32_to_cpu(aeth->smsn));
+		} else {
+			v = sib_comp_data(qp, skb);
+		}
 		sib_comp_run(qp);
+	}
 	/* After what the response caused (see sib_trace.h). */
 	if (trace_sib_comp_verdict_enabled())
 		trace_sib_comp_verdict(qp, pkt->opcode, pkt->psn,

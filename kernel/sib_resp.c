@@ -1001,11 +1001,10 @@ static bool sib_resp_ack_later(struct sib_qp *qp)
 }
 
 /*
- * What a request that failed to execute (@ret < 0) came to: an RC QP
- * NAKed it and went to error, or sent an RNR NAK; a UC QP dropped the
- * message.
+ * What a request that failed to execute came to: an RC QP NAKed it and
+ * went to error, or sent an RNR NAK; a UC QP dropped the message.
  */
-static enum sib_resp_verdict sib_resp_failed(struct sib_qp *qp, int ret)
+static enum sib_resp_verdict sib_resp_failed(struct sib_qp *qp)
 {
 	if (qp->ib_qp.qp_type == IB_QPT_UC)
 		return SIB_RV_UC_DROP;
@@ -1058,7 +1057,7 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 
 	ret = sib_resp_execute(qp, skb);
 	if (ret < 0) {
-		v = sib_resp_failed(qp, ret);
+		v = sib_resp_failed(qp);
 		if (qp->ib_qp.qp_type == IB_QPT_UC) {
 			/*
 			 * No receive WQE (UC has no RNR NAK): the message is

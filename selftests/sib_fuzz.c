@@ -61,7 +61,6 @@ struct fopts {
 	int paths;		/* wire: 1 veth, 2 lo */
 	int threads;		/* ring */
 	bool no_link_race_lo;	/* uverbs: no rdma link add/delete on lo */
-	bool strict_rq_flush;	/* ring: a malformed receive must not stop a flush */
 	bool quiet;
 };
 
@@ -1834,8 +1833,6 @@ struct rfuzz {
 	long done;			/* atomic */
 	long victims, went_err, forced_err, flush_ok, flush_skip;
 	long doorbells, db_file, cqes, bad_cqes;
-	long rq_stuck;			/* RQ flush stopped at a bad WQE */
-	bool strict_rq_flush;
 	struct victim *v;		/* [threads] */
 	int nv;
 	volatile bool stop;
@@ -2174,11 +2171,8 @@ static void victim_end(struct rfuzz *f, struct victim *v, struct rng *r)
 	if (rq.buf)
 		uv_doorbell(e->qp, true);
 	for (int i = 0; i < 2000; i++) {
-		uint32_t rc = rq.buf ? uring_hdr(&rq)->cons : 0;
-		bool rq_done = !rq.buf || rc == uring_hdr(&rq)->prod ||
-			       (i > 50 && !f->strict_rq_flush &&
-				((struct sib_recv_wqe *)uring_slot(&rq, rc))->num_sge >
-				to_sqp(e->qp)->rq.max_sge);
+		bool rq_done = !rq.buf ||
+			       uring_hdr(&rq)->cons == uring_hdr(&rq)->prod;
 
 		if (uring_hdr(&sq)->cons == uring_hdr(&sq)->prod && rq_done)
 			break;
@@ -2187,22 +2181,10 @@ static void victim_end(struct rfuzz *f, struct victim *v, struct rng *r)
 	if (uring_hdr(&sq)->cons != uring_hdr(&sq)->prod)
 		fail("ring: QP %#x in ERR kept send WQEs: cons %u prod %u",
 		     e->qp->qp_num, uring_hdr(&sq)->cons, uring_hdr(&sq)->prod);
-	if (rq.buf && uring_hdr(&rq)->cons != uring_hdr(&rq)->prod) {
-		struct sib_recv_wqe *w = (void *)uring_slot(&rq,
-						uring_hdr(&rq)->cons);
-
-		/*
-		 * The kernel's RQ flush stops at a receive WQE it cannot
-		 * parse (num_sge above max_sge): that one and all after it
-		 * are never completed. Known; counted unless --strict-rq-flush.
-		 */
-		if (f->strict_rq_flush || w->num_sge <= to_sqp(e->qp)->rq.max_sge)
-			fail("ring: QP %#x in ERR kept receive WQEs: cons %u prod %u",
-			     e->qp->qp_num, uring_hdr(&rq)->cons,
-			     uring_hdr(&rq)->prod);
-		__atomic_add_fetch(&f->rq_stuck, 1, __ATOMIC_RELAXED);
-		rq.buf = NULL;
-	}
+	/* Malformed receive WQEs (num_sge above max_sge) are flushed too. */
+	if (rq.buf && uring_hdr(&rq)->cons != uring_hdr(&rq)->prod)
+		fail("ring: QP %#x in ERR kept receive WQEs: cons %u prod %u",
+		     e->qp->qp_num, uring_hdr(&rq)->cons, uring_hdr(&rq)->prod);
 	check_cq(f, e->scq, e->qp->qp_num, 0, &st);
 	check_cq(f, e->rcq, e->qp->qp_num, 0, &st);
 	if (ep_post(e, &v->e[1], IBV_WR_SEND, id, 0, 64, 0, 0)) {
@@ -2395,7 +2377,6 @@ static int run_ring(const struct fopts *o)
 	int fds[4];
 
 	f.target = o->count < 0 ? 100000 : o->count;
-	f.strict_rq_flush = o->strict_rq_flush;
 	say("ring: seed %llu, %ld WQEs and scribbles from %d threads\n",
 	    (unsigned long long)o->seed, f.target, nt);
 	ep_rnr_retry = 2;
@@ -2463,10 +2444,6 @@ static int run_ring(const struct fopts *o)
 	    "checked, %ld bad; bystanders %ld rounds, %ld bytes verified\n",
 	    f.doorbells, f.db_file, f.cqes, f.bad_cqes, by->by_rounds,
 	    by->by_bytes);
-	if (f.rq_stuck)
-		say("ring: KNOWN ISSUE: %ld QPs in ERR never flushed receive WQEs "
-		    "behind a malformed one (--strict-rq-flush fails on it)\n",
-		    f.rq_stuck);
 	cnt_report(SIB_DEV, &c0, &c1);
 	if (!by->by_rounds)
 		fail("ring: no bystander traffic completed");
@@ -3526,9 +3503,6 @@ static void print_repro(const struct fopts *o)
 		snprintf(extra, sizeof(extra), " --threads %d", o->threads);
 	if (!strcmp(o->cmd, "uverbs") && o->no_link_race_lo)
 		snprintf(extra, sizeof(extra), " --no-link-race-lo");
-	if (!strcmp(o->cmd, "ring") && o->strict_rq_flush)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-			 " --strict-rq-flush");
 	printf("# sib_fuzz %s FAILED: %s\n"
 	       "# reproduce: scripts/vm-run --no-load -- .build/selftests/sib_fuzz "
 	       "%s --seed %llu --count %ld%s\n", o->cmd, fail_msg, o->cmd,
@@ -3579,7 +3553,6 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: sib_fuzz wire|ring|uverbs|all [--seed N] [--count N]\n"
 		"                [--path veth|lo|both] [--threads N] [--no-link-race-lo]\n"
-		"                [--strict-rq-flush]\n"
 		"       sib_fuzz [-t TEST] [-l]     the short runs (kselftest harness)\n"
 		"defaults: seed from the clock (printed); count 1000000 packets,\n"
 		"100000 WQEs, 20000 commands; all: each with its default count\n");
@@ -3593,7 +3566,6 @@ static int fuzz_main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "no-link-race-lo", no_argument, NULL, 'L' },
-		{ "strict-rq-flush", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -3602,7 +3574,7 @@ static int fuzz_main(int argc, char **argv)
 
 	o.seed = default_seed();
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "s:n:p:j:LRh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:n:p:j:Lh", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o.seed = strtoull(optarg, NULL, 0);
@@ -3619,9 +3591,6 @@ static int fuzz_main(int argc, char **argv)
 			break;
 		case 'L':
 			o.no_link_race_lo = true;
-			break;
-		case 'R':
-			o.strict_rq_flush = true;
 			break;
 		default:
 			usage();

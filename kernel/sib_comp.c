@@ -559,6 +559,31 @@ static bool sib_comp_accepts(struct sib_qp *qp, u32 psn)
 	       sib_psn_cmp(psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) >= 0;
 }
 
+/*
+ * An ACK for a PSN older than the one acknowledged last: a late duplicate,
+ * or a responder's credit update that names the PSN before a READ or
+ * atomic whose responses came since (sib_resp_update_psn()). It
+ * acknowledges nothing, but its credits hold: LSN = MSN + credits never
+ * shrinks at the responder, so an older ACK can only be behind. Returns
+ * true if it let the requester send more.
+ */
+static bool sib_comp_old_ack_credit(struct sib_qp *qp, u32 psn, u32 smsn)
+{
+	enum ib_qp_state state = sib_qp_state(qp);
+	u8 syn = smsn >> 24;
+
+	if (qp->ib_qp.qp_type != IB_QPT_RC ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    (syn & SIB_AETH_TYPE_MASK) != SIB_AETH_ACK ||
+	    (syn & SIB_AETH_CREDIT_INVALID) == SIB_AETH_CREDIT_INVALID ||
+	    sib_psn_cmp(psn, sib_psn_add(qp->comp.psn, SIB_PSN_MASK)) >= 0 ||
+	    !sib_comp_credit(qp, smsn))
+		return false;
+	sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_RCVD);
+	trace_sib_credit_update_rcvd(qp, qp->req.ssn);
+	return true;
+}
+
 /* The AETH syndrome of a response, for the tracepoint; 0 if none. */
 static u8 sib_comp_syn(struct sk_buff *skb)
 {
@@ -583,6 +608,14 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 			v = sib_comp_data(qp, skb);
 		}
 		sib_comp_run(qp);
+	} else if ((pkt->flags & (SIB_OP_RC | SIB_OP_ACK)) ==
+		   (SIB_OP_RC | SIB_OP_ACK)) {
+		aeth = sib_pkt_eth(skb, SIB_OP_AETH);
+		if (sib_comp_old_ack_credit(qp, pkt->psn,
+					    be32_to_cpu(aeth->smsn))) {
+			v = SIB_CV_DUP_ACK;
+			sib_comp_run(qp);
+		}
 	}
 	/* After what the response caused (see sib_trace.h). */
 	if (trace_sib_comp_verdict_enabled())
@@ -613,8 +646,13 @@ void sib_comp_local_ack(struct sib_qp *qp)
 	if (!valid)
 		return;
 	if (!sib_comp_accepts(qp, psn)) {
+		v = SIB_CV_STALE;
+		if (sib_comp_old_ack_credit(qp, psn, smsn)) {
+			v = SIB_CV_DUP_ACK;
+			sib_comp_run(qp);
+		}
 		trace_sib_comp_verdict(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, true,
-				       smsn >> 24, SIB_CV_STALE, true);
+				       smsn >> 24, v, true);
 		return;
 	}
 	v = sib_comp_aeth(qp, psn, smsn);

@@ -626,7 +626,7 @@ enum sib_resp_verdict {
  */
 enum sib_comp_verdict {
 	SIB_CV_ACK,		/* acknowledges new PSNs */
-	SIB_CV_DUP_ACK,		/* the PSN acknowledged last: credits only */
+	SIB_CV_DUP_ACK,		/* the PSN acknowledged last (or older): credits */
 	SIB_CV_IMPLIED_NAK,	/* passes a READ or atomic: go back */
 	SIB_CV_RNR,		/* an RNR NAK: wait, then send again */
 	SIB_CV_SEQ_NAK,		/* a sequence error NAK: go back */

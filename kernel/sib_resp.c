@@ -121,33 +121,52 @@ static u8 sib_ack_syndrome(struct sib_qp *qp)
 	return SIB_AETH_ACK | code;
 }
 
-/* The READ or atomic that is the newest request executed, or NULL. */
-static struct sib_resp_res *sib_resp_newest_rd_atomic(struct sib_qp *qp)
+/*
+ * The PSN a credit update names: the newest one executed that is no part
+ * of a READ or atomic in the resource table. Only a READ's or an atomic's
+ * response may acknowledge it: to an IBA requester a plain ACK for its
+ * PSN is an implied NAK (or, with all responses in, nothing), but
+ * rdma_rxe's requester completes a READ or an atomic on it, without the
+ * data or result of the responses it lost, or fails the QP if it has the
+ * first of them. The ACK then names a PSN the requester may well have
+ * seen acknowledged already: a duplicate, whose credits still count
+ * (LSN = MSN + credits, IBA 9.7.7.2). A READ or atomic that left the
+ * table is complete at the requester, which has only max_rd_atomic of
+ * them outstanding.
+ */
+static u32 sib_resp_update_psn(struct sib_qp *qp)
 {
-	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 i, pass, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
 	u32 psn = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
+	bool moved = true;
 
-	for (i = 0; i < n; i++) {
-		struct sib_resp_res *res = &qp->resp.res[i];
+	for (pass = 0; moved && pass <= n; pass++) {
+		moved = false;
+		for (i = 0; i < n; i++) {
+			struct sib_resp_res *res = &qp->resp.res[i];
 
-		if (res->opcode && sib_psn_cmp(res->first_psn, psn) <= 0 &&
-		    sib_psn_cmp(res->last_psn, psn) >= 0)
-			return res;
+			if (res->opcode &&
+			    sib_psn_cmp(res->first_psn, psn) <= 0 &&
+			    sib_psn_cmp(res->last_psn, psn) >= 0) {
+				psn = sib_psn_add(res->first_psn, SIB_PSN_MASK);
+				moved = true;
+			}
+		}
 	}
-	return NULL;
+	return psn;
 }
 
 /*
  * Receives were posted to a starved RQ (SIB_QP_CREDIT_UPDATE): send one
- * unsolicited ACK for the newest PSN executed, with the current MSN and
- * credits (IBA 9.7.7.2 lets a responder send an ACK at any time), always
- * between messages. For the requester it acknowledges nothing new: a
- * duplicate ACK that only moves its limit. In the engine's context.
+ * unsolicited ACK for the newest PSN executed outside any READ or atomic
+ * (sib_resp_update_psn()), with the current MSN and credits (IBA 9.7.7.2
+ * lets a responder send an ACK at any time), always between messages.
+ * For the requester it acknowledges nothing new: a duplicate ACK that
+ * only moves its limit. In the engine's context.
  */
 void sib_resp_credit_update(struct sib_qp *qp)
 {
 	enum ib_qp_state state = sib_qp_state(qp);
-	struct sib_resp_res *res;
 	u8 code;
 
 	lockdep_assert_held(&qp->engine);
@@ -166,21 +185,8 @@ void sib_resp_credit_update(struct sib_qp *qp)
 		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
 		return;
 	}
-	/*
-	 * An update after a READ names the READ's last PSN: to a requester
-	 * that has all its responses, a duplicate ACK that moves only the
-	 * limit; to one that lost some, an implied NAK that asks for the
-	 * rest again. Both are what IBA prescribes. Not while responses are
-	 * still going: the LAST response brings the credits then. Never
-	 * after an atomic, whose lost response a plain ACK must not stand
-	 * for (rdma_rxe 6.1 completes an atomic on one, without its
-	 * result): look again after the next request. The requester then
-	 * waits for its timer to send the SEND that credits hold back
-	 * (the credit probe).
-	 */
-	res = sib_resp_newest_rd_atomic(qp);
-	if (res && ((sib_op_flags(res->opcode) & SIB_OP_ATOMIC) ||
-		    qp->resp.rd.active)) {
+	/* READ responses still going: the LAST one brings the credits. */
+	if (qp->resp.rd.active) {
 		set_bit(SIB_QP_CREDIT_UPDATE, &qp->events);
 		return;
 	}
@@ -192,8 +198,7 @@ void sib_resp_credit_update(struct sib_qp *qp)
 	sib_resp_fed(qp);
 	sib_count(qp->sdev, SIB_CNT_CREDIT_UPD_SENT);
 	trace_sib_credit_update_sent(qp, code);
-	sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
-		     SIB_AETH_ACK | code);
+	sib_resp_ack(qp, sib_resp_update_psn(qp), SIB_AETH_ACK | code);
 }
 
 /*

@@ -122,6 +122,13 @@ $(KSRC_STAMP):
 
 ksrc: $(KSRC_STAMP)
 
+# kernel-doc, which make checkpatch runs too
+KERNEL_DOC := $(KSRC)/scripts/kernel-doc
+$(KERNEL_DOC): $(KSRC_STAMP)
+	tar -xJf $(KSRC_TAR) -C $(KSRC) --strip-components=1 --wildcards \
+	  '*/scripts/kernel-doc'
+	touch $@
+
 selftests: $(KSRC_STAMP) kverbs smbdirect
 	$(MAKE) -C selftests KSFT_DIR=$(KSRC)/tools/testing/selftests
 
@@ -266,7 +273,9 @@ USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 TRACE_IGNORE := COMPLEX_MACRO,TRAILING_SEMICOLON,MACRO_ARG_REUSE,OPEN_ENDED_LINE
 TRACE_IGNORE := $(TRACE_IGNORE),PARENTHESIS_ALIGNMENT
 
-checkpatch: $(KSRC_STAMP)
+checkpatch: $(KSRC_STAMP) $(KERNEL_DOC)
+	$(KERNEL_DOC) -none -Werror $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) \
+		uapi/*.h selftests/kverbs/sib_kverbs.c
 	$(CHECKPATCH) -f $(filter-out %.mod.c kernel/sib_trace.h,$(wildcard kernel/*.[ch])) \
 		kernel/compat/*.c uapi/*.h
 	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kernel/sib_trace.h

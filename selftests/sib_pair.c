@@ -18,6 +18,20 @@
 
 int sib_wait_ms = 5000;
 
+/*
+ * SIB_WAIT_MS, if set, is the least completion timeout: a slow kernel (the
+ * debug lane's KASAN or KCSAN build under TCG) moves data several times
+ * slower, and a test that waits 5 s for a 4 MiB READ would fail on time
+ * alone. Tests that raise sib_wait_ms above it keep their value.
+ */
+static void __attribute__((constructor)) sib_wait_from_env(void)
+{
+	const char *e = getenv("SIB_WAIT_MS");
+
+	if (e && atoi(e) > sib_wait_ms)
+		sib_wait_ms = atoi(e);
+}
+
 long now_ms(void)
 {
 	struct timespec ts;

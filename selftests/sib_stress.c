@@ -1642,6 +1642,18 @@ TEST_F_TIMEOUT(rxe, read_rest_after_lost_response, 300)
 	buf_free(&r);
 }
 
+/* A SEND of @ls from side 0 (@id), received at side 1 (@rid), both checked. */
+static void xsend_checked(struct __test_metadata *_metadata, struct xpair *p,
+			  uint64_t id, uint64_t rid, struct ibv_sge *ls)
+{
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_SEND, id, ls, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", p->scq[0], id, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p->qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", p->rcq[1], rid, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p->qp[1]->qp_num, ls->length, NULL);
+}
+
 /*
  * rdma_rxe the requester, sib the responder with its receive queue empty
  * (its last ACK advertised no credit), a one-packet READ whose response
@@ -1675,12 +1687,7 @@ TEST_F_TIMEOUT(rxe, credit_update_during_read, 120)
 	rd = mk_sge(&l, 4096, len);
 	/* The SEND takes sib's one receive: its ACK advertises no credit. */
 	ASSERT_EQ(0, post_recv_sges(p.qp[1], 1, &rs, 1));
-	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 1, &ls, 1,
-			     IBV_SEND_SIGNALED, 0, 0));
-	expect_wc("send", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
-		  p.qp[0]->qp_num, ANY, NULL);
-	expect_wc("recv", p.rcq[1], 1, IBV_WC_SUCCESS, IBV_WC_RECV,
-		  p.qp[1]->qp_num, 64, NULL);
+	xsend_checked(_metadata, &p, 1, 1, &ls);
 	ASSERT_EQ(0, fault_set("sibB", "classes", 8));	/* READ responses */
 	ASSERT_EQ(0, faults_on("sibB", &f));
 	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 2, &rd, 1,
@@ -1700,12 +1707,7 @@ TEST_F_TIMEOUT(rxe, credit_update_during_read, 120)
 		  p.qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(l.p + 4096, r.p + 4096, len, "read");
 	/* The QP goes on: a SEND into the receive posted. */
-	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_SEND, 4, &ls, 1,
-			     IBV_SEND_SIGNALED, 0, 0));
-	expect_wc("send after", p.scq[0], 4, IBV_WC_SUCCESS, IBV_WC_SEND,
-		  p.qp[0]->qp_num, ANY, NULL);
-	expect_wc("recv after", p.rcq[1], 3, IBV_WC_SUCCESS, IBV_WC_RECV,
-		  p.qp[1]->qp_num, 64, NULL);
+	xsend_checked(_metadata, &p, 4, 3, &ls);
 	xpair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);

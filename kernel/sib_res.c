@@ -44,7 +44,10 @@ err:
 
 /*
  * The requester's and completer's positions in the send queue and in the
- * PSN space, what they wait for, and the responder's position.
+ * PSN space, what they wait for (the RNR timer, credits: the SSN of the
+ * last message fetched against the limit the responder advertised), and
+ * the responder's position, with its receive queue's consumer and
+ * producer indices (0 and 0 on an SRQ).
  */
 int sib_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ib_qp)
 {
@@ -61,12 +64,18 @@ int sib_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ib_qp)
 		{ "rnr_retry_left", sib_snap(qp->comp.rnr_retry) },
 		{ "rnr_wait", sib_snap(qp->req.rnr_wait) },
 		{ "credit_wait", sib_snap(qp->req.credit_wait) },
+		{ "credit_probe", sib_snap(qp->req.credit_probe) },
+		{ "ssn", sib_snap(qp->req.ssn) },
+		{ "lsn", sib_snap(qp->req.lsn) },
+		{ "probe", sib_snap(qp->req.probe) },
 		{ "retrans_armed", sib_snap(qp->retrans_on) },
 		{ "tx_held", sib_snap(qp->tx_held) },
 		{ "resp_psn", sib_snap(qp->resp.psn) },
 		{ "resp_msn", sib_snap(qp->resp.msn) },
 		{ "resp_read_active", sib_snap(qp->resp.rd.active) },
 		{ "resp_starved", sib_snap(qp->resp.starved) },
+		{ "rq_taken", qp->rq.hdr ? sib_snap(qp->rq.kidx) : 0 },
+		{ "rq_posted", qp->rq.hdr ? READ_ONCE(qp->rq.hdr->prod) : 0 },
 		{ "rxq_len", skb_queue_len_lockless(&qp->rxq) },
 		{ "engine_running", !!sib_snap(qp->runner) },
 		{ "pending", !!(events & BIT(SIB_QP_PENDING)) },

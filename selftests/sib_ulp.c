@@ -76,9 +76,24 @@
 
 /* ---- steps -------------------------------------------------------------- */
 
+/*
+ * What a failed step leaves to look at: the kernel log, every QP and CQ
+ * of the RDMA devices with its engine state (sib's restrack driver
+ * attributes: Documentation/tracing.md), sib's counters (retransmits, RNR,
+ * drops) and, when the sib trace events are on (tracefs mounted and
+ * events/sib/enable set beforehand), the last of the trace.
+ */
 static void show_dmesg(void)
 {
 	sh("dmesg | tail -n 30 | sed 's/^/# dmesg: /' >&2");
+	sh("rdma res show qp -dd 2>&1 | sed 's/^/# qp: /' >&2");
+	sh("rdma res show cq -dd 2>&1 | sed 's/^/# cq: /' >&2");
+	sh("for d in /sys/class/infiniband/*; do [ -e $d/sib_abi ] || continue; "
+	   "rdma statistic show link ${d##*/}/1 2>&1 | tr ' ' '\\n' | "
+	   "paste -d' ' - - | awk '$2 != 0' | tr '\\n' ' ' | "
+	   "sed \"s/^/# ${d##*/} counters: /\"; echo; done >&2");
+	sh("t=/sys/kernel/tracing; [ \"$(cat $t/events/sib/enable 2>/dev/null)\" = 1 ] && "
+	   "tail -n 200 $t/trace | sed 's/^/# trace: /' >&2");
 }
 
 /* @s in single quotes for the shell (a static buffer: one at a time). */
@@ -227,13 +242,31 @@ static void iser_down(void)
 	    "/proc/net/unix; do sleep 0.1; done'; }");
 	shq("ls -d /sys/class/iscsi_session/session* && "
 	    "timeout -k 5 60 iscsiadm -m session -u");
+	/*
+	 * A session that outlives its logout keeps ib_iser loaded, and the
+	 * next iscsid finds it in sysfs and tries to recover it: say so.
+	 */
+	sh("for i in $(seq 100); do ls -d /sys/class/iscsi_session/session* "
+	   ">/dev/null 2>&1 || exit 0; sleep 0.1; done; "
+	   "for s in /sys/class/iscsi_session/session*; do echo \"# iser_down: "
+	   "${s##*/} ($(cat $s/state)) outlived its logout\"; done >&2");
 	shq("timeout -k 5 30 iscsiadm -m node -o delete -T " IQN);
 	shq("timeout -k 5 30 iscsiadm -m discoverydb -t st -p " ISCSI_PORTAL
 	    " -o delete");
 	shq("timeout -k 5 30 iscsiadm -m iface -I " IFACE " -o delete");
-	shq("[ -f " LOGDIR "/iscsid.pid ] && kill $(cat " LOGDIR "/iscsid.pid); "
-	    "rm -f " LOGDIR "/iscsid.pid; sleep 0.2");
+	/*
+	 * iscsid gone, its socket with it, before the next test starts one:
+	 * a new iscsid cannot bind the socket while the old one holds it.
+	 */
+	shq("[ -f " LOGDIR "/iscsid.pid ] && { p=$(cat " LOGDIR "/iscsid.pid); "
+	    "kill $p; for i in $(seq 100); do kill -0 $p 2>/dev/null || break; "
+	    "sleep 0.1; done; }; rm -f " LOGDIR "/iscsid.pid");
+	sh("for i in $(seq 100); do grep -q ISCSIADM_ABSTRACT_NAMESPACE "
+	   "/proc/net/unix || exit 0; sleep 0.1; done; "
+	   "echo '# iser_down: an iscsid is still there' >&2");
 	shq("rmmod ib_iser iscsi_tcp");
+	sh("[ ! -d /sys/module/ib_iser ] || echo \"# iser_down: ib_iser stays "
+	   "loaded (refcnt $(cat /sys/module/ib_iser/refcnt))\" >&2");
 }
 
 static void srp_down(void)
@@ -1111,6 +1144,25 @@ static int iser_target_up(void)
 }
 
 /*
+ * SendTargets discovery over iSER: a login and one Text request, whose
+ * answer makes the node record. If iscsiadm times out waiting for the
+ * answer (30 s), it is asked once more, after the state that
+ * show_dmesg() prints: a discovery that went unanswered once, after a
+ * device removal, is an open question (Documentation/testing.md,
+ * "Kernel consumers"); twice fails the test.
+ */
+#define DISCOVERY	"iscsiadm -m discovery -t st -p " ISCSI_PORTAL " -I " IFACE \
+			" | grep -F '" ISCSI_PORTAL ",1 " IQN "' && " ISCSI_NODE
+
+static int iser_discovery(void)
+{
+	if (!step("discovery", 60, DISCOVERY))
+		return 0;
+	fprintf(stderr, "# discovery failed: once more\n");
+	return step("discovery_again", 90, DISCOVERY);
+}
+
+/*
  * ib_iser, iscsid in the foreground (its own initiator name; iscsiadm
  * needs /run/lock/iscsi, which the guest does not have), an iface
  * with iface.transport_name = iser, and SendTargets discovery through it:
@@ -1124,16 +1176,14 @@ static int iser_initiator_up(void)
 	       step_bg("iscsid", 3600, "exec iscsid -f -n -i " INITIATOR) ||
 	       step("iscsid_up", 30,
 		    "until grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix; "
-		    "do sleep 0.1; done") ||
+		    "do sleep 0.1; done; sleep 0.2; [ ! -f " LOGDIR "/iscsid.rc ]") ||
 	       step("iface", 30,
 		    "iscsiadm -m iface -I " IFACE " -o new && "
 		    "iscsiadm -m iface -I " IFACE " -o update "
 		    "-n iface.transport_name -v iser && "
 		    "iscsiadm -m iface -I " IFACE " | "
 		    "grep -qx 'iface.transport_name = iser'") ||
-	       step("discovery", 60,
-		    "iscsiadm -m discovery -t st -p " ISCSI_PORTAL " -I " IFACE
-		    " | grep -F '" ISCSI_PORTAL ",1 " IQN "' && " ISCSI_NODE);
+	       iser_discovery();
 }
 
 /* The session of IQN (sessionN) in @sess, or false. */

@@ -69,6 +69,9 @@ VM_RUN := $(TOP)/scripts/vm-run
 # KVER as a kernel series (6.12, 7.2, sid), which scripts/setup --kernel
 # fetches and scripts/vm-run -k boots; empty for an installed kernel
 KVER_SERIES := $(shell echo '$(KVER)' | grep -Ex '[0-9]+\.[0-9]+|sid')
+# the guest kernel: KVER's when it was given, else vm-run's default (the
+# newest installed; KVER's default is computed before scripts/setup runs)
+VM_KERNEL = $(if $(filter command line environment,$(origin KVER)),-k $(KVER))
 
 # One guest at a time on a shared machine: check-smoke and check-matrix hold
 # VM_LOCK (SIB_VM_LOCK, else /tmp/sib-vm.lock; empty for none) while their
@@ -199,10 +202,10 @@ check: setup
 	$(call flock_if,$(CHECK_VM_LOCK)) $(TOP)/scripts/test-vm-run
 	$(MAKE) deb
 	@rc=0; t=$$SECONDS; \
-	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) -k $(KVER) --no-load -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
-	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) -k $(KVER) --no-load -- \
+	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
+	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- \
 	  $(TOP)/selftests/run_tests $(CHECK_TESTS) || rc=$$?; \
-	echo "check: $(KVER): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s"; \
+	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s"; \
 	for k in $(CHECK_SMOKE_KVERS); do \
 	  t=$$SECONDS; s=0; \
 	  $(MAKE) --no-print-directory check-smoke KVER=$$k VM_LOCK=$(CHECK_VM_LOCK) || s=$$?; \
@@ -225,7 +228,7 @@ check-smoke: setup
 	$(MAKE) all
 	mkdir -p $(SMOKE_DIR)
 	cp kernel/rdma_sib.ko selftests/kverbs/sib_kverbs.ko $(SMOKE_DIR)/
-	$(call flock_if,$(VM_LOCK)) $(VM_RUN) -k $(KVER) --no-load --module $(SMOKE_DIR)/rdma_sib.ko \
+	$(call flock_if,$(VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load --module $(SMOKE_DIR)/rdma_sib.ko \
 	  -e SIB_KVERBS_KO=$(SMOKE_DIR)/sib_kverbs.ko $(if $(SMOKE_TESTS),-t $(SMOKE_TIMEOUT)) -- \
 	  $(TOP)/selftests/run_tests $(SMOKE_TESTS)
 

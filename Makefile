@@ -4,7 +4,14 @@
 #
 #   make              build the module, the provider and the selftests
 #   make check        install what is needed, build, build the packages, boot a VM,
-#                     run every selftest
+#                     run every selftest; KVER=SERIES (6.12, 7.2) in a guest of
+#                     that kernel, with the module and sib_kverbs.ko built for it
+#   make check-smoke KVER=SERIES
+#                     the smoke set (selftests/run_tests --smoke) in a guest of
+#                     that kernel; SMOKE_TESTS="sib_link sib_rc" for another list
+#   make check-matrix the whole suite on the default kernel, the smoke set on
+#                     6.12 and 7.2 (MATRIX_KVERS), each lane's figures at the end;
+#                     MATRIX_FULL=1 for the whole suite on each
 #   make check-debug  the same under a debug kernel (KASAN, lockdep, kmemleak, UBSAN...)
 #                     built once and cached: DEBUG_TESTS="sib_link sib_rc" for a subset,
 #                     DEBUG_FLAVOR=kcsan for KCSAN instead of KASAN
@@ -16,6 +23,7 @@
 #   make deb          build the Debian packages sib-dkms and libsib into .build/deb/
 #                     (DEB_DIR), lintian-checked
 #   make check-packages  build them, boot a VM, install them there, use sib0, remove them
+#                     (KVER=6.12: in a guest of that kernel)
 #   make dkms-install    register the module's source with DKMS, build and install
 #                     it for every kernel with headers (make dkms-uninstall undoes it)
 #   make checkpatch   run the kernel's checkpatch.pl --strict on our C sources
@@ -59,6 +67,34 @@ KSRC_STAMP := $(KSRC)/.stamp
 
 VM_RUN := $(TOP)/scripts/vm-run
 
+# KVER as a kernel series (6.12, 7.2, sid), which scripts/setup --kernel
+# fetches and scripts/vm-run -k boots; empty for an installed kernel
+KVER_SERIES := $(shell echo '$(KVER)' | grep -Ex '[0-9]+\.[0-9]+|sid')
+# the guest kernel: KVER's when it was given, else vm-run's default (the
+# newest installed; KVER's default is computed before scripts/setup runs)
+VM_KERNEL = $(if $(filter command line environment,$(origin KVER)),-k $(KVER))
+
+# One guest at a time on a shared machine: check-smoke and check-matrix hold
+# VM_LOCK (SIB_VM_LOCK, else /tmp/sib-vm.lock; empty for none) while their
+# guests run, as check-debug does. make check holds CHECK_VM_LOCK, none by
+# default: on a shared machine run it as flock /tmp/sib-vm.lock make check.
+VM_LOCK ?= $(or $(SIB_VM_LOCK),/tmp/sib-vm.lock)
+CHECK_VM_LOCK ?=
+flock_if = $(if $(1),flock $(1))
+
+# make check's smoke lanes: after the whole suite on KVER, the smoke set on
+# each of these kernels (e.g. "6.12 7.2"; Documentation/testing.md, "Other
+# kernels" has what each adds to a run). None by default.
+CHECK_SMOKE_KVERS ?=
+# make check's run_tests arguments on KVER (empty: every program; e.g.
+# --smoke, or sib_link sib_rc)
+CHECK_TESTS ?=
+# what check-smoke runs: selftests/run_tests' arguments (empty: everything)
+SMOKE_TESTS ?= --smoke
+SMOKE_TIMEOUT ?= 1800
+MATRIX_KVERS ?= 6.12 7.2
+MATRIX_FULL ?= 0
+
 # The release: the file VERSION is the one place that holds it (the
 # module's MODULE_VERSION, DKMS' PACKAGE_VERSION, the packages' version).
 VERSION := $(shell cat $(TOP)/VERSION)
@@ -67,8 +103,8 @@ DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider provider-sid selftests selftests-sid smbdirect setup check \
-	check-debug run bench fuzz load install checkpatch clean ksrc dkms-src dkms-install \
-	dkms-uninstall deb check-packages
+	check-smoke check-matrix check-debug run bench fuzz load install checkpatch clean ksrc \
+	dkms-src dkms-install dkms-uninstall deb check-packages
 
 all: module provider selftests
 
@@ -154,13 +190,63 @@ ifeq ($(SMBDIRECT),1)
 endif
 
 setup:
-	$(TOP)/scripts/setup
+	$(TOP)/scripts/setup $(if $(KVER_SERIES),--kernel $(KVER_SERIES))
 
+# The whole suite in a guest of KVER, then the smoke lanes of
+# CHECK_SMOKE_KVERS; each lane ends with run_tests' "N passed, N failed,
+# N skipped" and a "check: KVER: ..." line with its time. A failed lane
+# does not stop the next ones; make check fails if any failed. The lanes
+# rebuild kernel/rdma_sib.ko and sib_kverbs.ko for their kernels: the last
+# one's stay.
 check: setup
 	$(MAKE) all
-	$(TOP)/scripts/test-vm-run
+	$(call flock_if,$(CHECK_VM_LOCK)) $(TOP)/scripts/test-vm-run
 	$(MAKE) deb
-	$(VM_RUN) --no-load -- $(TOP)/selftests/run_tests
+	@rc=0; t=$$SECONDS; \
+	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
+	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- \
+	  $(TOP)/selftests/run_tests $(CHECK_TESTS) || rc=$$?; \
+	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s"; \
+	for k in $(CHECK_SMOKE_KVERS); do \
+	  t=$$SECONDS; s=0; \
+	  $(MAKE) --no-print-directory check-smoke KVER=$$k VM_LOCK=$(CHECK_VM_LOCK) || s=$$?; \
+	  echo "check: $$k: $(if $(SMOKE_TESTS),run_tests $(SMOKE_TESTS),the whole suite), exit $$s," \
+	    "$$((SECONDS - t)) s with setup and builds"; \
+	  [ $$s -eq 0 ] || rc=$$s; \
+	done; \
+	exit $$rc
+
+# The smoke set (selftests/run_tests --smoke: load, link add on lo and veth,
+# ibv_rc_pingpong, ib_write_bw, rdma-core's python core modules, rping,
+# unload) in a guest of KVER, with rdma_sib.ko and sib_kverbs.ko built for
+# it. SMOKE_TESTS replaces the list (SMOKE_TESTS= for the whole suite, with
+# vm-run's hour). The guest gets copies of the two modules, in
+# .build/smoke-KVER/, so that the tree can be built for another kernel
+# while this one waits for VM_LOCK.
+SMOKE_DIR = $(TOP)/.build/smoke-$(KVER)
+
+check-smoke: setup
+	$(MAKE) all
+	mkdir -p $(SMOKE_DIR)
+	cp kernel/rdma_sib.ko selftests/kverbs/sib_kverbs.ko $(SMOKE_DIR)/
+	$(call flock_if,$(VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load --module $(SMOKE_DIR)/rdma_sib.ko \
+	  -e SIB_KVERBS_KO=$(SMOKE_DIR)/sib_kverbs.ko $(if $(SMOKE_TESTS),-t $(SMOKE_TIMEOUT)) -- \
+	  $(TOP)/selftests/run_tests $(SMOKE_TESTS)
+
+# make check on the default kernel with smoke lanes on MATRIX_KVERS
+# (MATRIX_FULL=1: the whole suite on each), its guests under VM_LOCK; the
+# output goes to .build/check-matrix.log too, and each lane's closing
+# lines are repeated at the end.
+check-matrix:
+	@mkdir -p $(TOP)/.build
+	@set -o pipefail; rc=0; \
+	$(MAKE) --no-print-directory check CHECK_VM_LOCK=$(VM_LOCK) \
+	  CHECK_SMOKE_KVERS="$(MATRIX_KVERS)" $(if $(filter 1,$(MATRIX_FULL)),SMOKE_TESTS=) 2>&1 | \
+	  tee $(TOP)/.build/check-matrix.log || rc=$$?; \
+	echo "check-matrix: the lanes (log: .build/check-matrix.log):"; \
+	grep -E '^check: |^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$' \
+	  $(TOP)/.build/check-matrix.log | sed 's/^/  /'; \
+	exit $$rc
 
 # The debug kernel is built once per (tarball, config, recipe) and cached
 # outside the clone (scripts/debug-kernel); the module is built against it
@@ -256,9 +342,23 @@ deb:
 # dkms-install and dkms-uninstall (scripts/test-packages). 6 to 9 minutes
 # each under TCG: too long for make check, which builds and lints the
 # packages (make deb) but does not install them.
+# KVER=6.12 does it in a guest of that kernel, whose headers test-packages
+# installs there first from the packages scripts/kernel-pkg downloaded. Not
+# for sid's kernel: its headers need sid's gcc and libc, which a Debian 12
+# guest has not (Documentation/install.md).
 check-packages: setup deb
-	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages $(DEB_DIR)
-	$(VM_RUN) --no-module --no-provider -t 900 -- $(TOP)/scripts/test-packages --tree $(TOP)
+	@kdebs=(); \
+	if [ -n "$(KVER_SERIES)" ]; then \
+	  d=$$($(TOP)/scripts/kernel-pkg --print $(KVER_SERIES)) && test -d "$$d/debs" || { \
+	    echo "error: no kernel packages of $(KVER) to install in a Debian 12 guest" \
+	      "(sid's kernel builds in its sid root only)" >&2; exit 1; }; \
+	  kdebs=(--kernel-debs "$$d/debs"); \
+	fi; \
+	set -x; \
+	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-module --no-provider -t 900 -- \
+	  $(TOP)/scripts/test-packages "$${kdebs[@]}" $(DEB_DIR) && \
+	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-module --no-provider -t 900 -- \
+	  $(TOP)/scripts/test-packages "$${kdebs[@]}" --tree $(TOP)
 
 # Kernel code and the uapi header must be clean under --strict. The
 # provider is user space (rdma-core's style): the rules

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 
 #define GONE_MS 10000
@@ -253,4 +254,4 @@ TEST_F_TIMEOUT(link, ten_load_add_delete_unload_cycles, 300)
 	}
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

@@ -7,6 +7,7 @@
 #ifndef SIB_PAIR_T_H
 #define SIB_PAIR_T_H
 
+#include "sib_harness.h"
 #include "sib_pair.h"
 
 #define ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -70,56 +71,5 @@ static inline void __expect_wc(struct __test_metadata *_metadata,
 	qp_wait_state(qp, s, 2000); \
 	EXPECT_STATE(qp, s); \
 } while (0)
-
-/*
- * The kernel 6.1 harness takes no arguments; this main adds "-t NAME"
- * (repeatable: run only these tests) and "-l" (list the tests), so that
- * SIB_TEST_ARGS="-t name" works with run_tests.
- */
-static inline int sib_harness_main(int argc, char **argv)
-{
-	const char *want[64];
-	int nwant = 0;
-	bool list = false;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-t") && i + 1 < argc && nwant < 64)
-			want[nwant++] = argv[++i];
-		else if (!strcmp(argv[i], "-l"))
-			list = true;
-	}
-	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next) {
-		struct __test_metadata *t = f->tests, *head = NULL, *last = NULL;
-
-		while (t) {
-			struct __test_metadata *next = t->next;
-			bool keep = !nwant;
-
-			for (int i = 0; i < nwant; i++)
-				keep |= !strcmp(want[i], t->name);
-			if (list)
-				printf("%s.%s\n", f->name, t->name);
-			if (keep) {
-				if (last)
-					last->next = t;
-				else
-					head = t;
-				last = t;
-			}
-			t = next;
-		}
-		if (last) {
-			last->next = NULL;
-			head->prev = last;
-		}
-		f->tests = head;
-	}
-	if (list)
-		return 0;
-	return test_harness_run(argc, argv);
-}
-
-#define SIB_HARNESS_MAIN \
-	int main(int argc, char **argv) { return sib_harness_main(argc, argv); }
 
 #endif /* SIB_PAIR_T_H */

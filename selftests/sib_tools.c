@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 
 #define LOGDIR	"/tmp/sib-tools"
@@ -160,11 +161,20 @@ TEST_F_TIMEOUT(lo, delete_with_packets_held, 600)
 	EXPECT_EQ(0, module_unload());
 }
 
-/* Bandwidth tests over every size from 2 B to 8 MiB (-a). */
+/*
+ * Bandwidth tests over every size from 2 B to 8 MiB (-a). ib_write_bw has
+ * a test of its own, for the smoke set (run_tests --smoke).
+ */
+TEST_F_TIMEOUT(lo, perftest_write_bw, 600)
+{
+	EXPECT_EQ(0, run_perftest("ib_write_bw", "ib_write_bw",
+				  "-d sib0 -x 1 -a -n 5"));
+}
+
 TEST_F_TIMEOUT(lo, perftest_bw, 1200)
 {
 	static const char * const progs[] = {
-		"ib_write_bw", "ib_read_bw", "ib_send_bw",
+		"ib_read_bw", "ib_send_bw",
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(progs); i++) {
@@ -194,23 +204,34 @@ TEST_F_TIMEOUT(lo, perftest_lat, 1200)
 }
 
 /*
- * rdma-core's own test suite (python3-pyverbs, v44): the modules the
- * RC data path must pass with no failure and no error; skips are only for
+ * rdma-core's own test suite (python3-pyverbs, v44), in the modules given
+ * (run_tests.py's arguments): no failure and no error; skips are only for
  * what sib does not advertise (device memory, XRC, dma-buf, raw packet,
  * ODP, atomic write).
  */
-TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
+static void rdma_core_suite(struct __test_metadata *_metadata,
+			    const char *modules)
 {
 	ASSERT_EQ(0, sh("rm -rf " LOGDIR "/py && mkdir -p " LOGDIR "/py && "
 			"cp /usr/share/doc/rdma-core/tests/* " LOGDIR "/py/ && "
 			"gunzip -f " LOGDIR "/py/*.gz"));
 	EXPECT_EQ(0, sh("cd " LOGDIR "/py && timeout 1500 /usr/bin/python3 "
-			"run_tests.py --dev sib0 --gid 1 test_device test_pd "
-			"test_mr test_cq test_cq_events test_cqex test_qp "
-			"test_qpex test_atomic > ../py.log 2>&1; rc=$?; "
-			"grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' ../py.log "
-			"| sed 's/^/# /'; exit $rc"));
+			"run_tests.py --dev sib0 --gid 1 %s > ../py.log 2>&1; "
+			"rc=$?; grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "
+			"../py.log | sed 's/^/# /'; exit $rc", modules));
 	EXPECT_NE(0, shq("grep -qE '^(FAIL|ERROR):' " LOGDIR "/py.log"));
 }
 
-TEST_HARNESS_MAIN
+/* The core modules: device, PD, MR, CQ, QP (in the smoke set too). */
+TEST_F_TIMEOUT(lo, rdma_core_suite_core, 1800)
+{
+	rdma_core_suite(_metadata, "test_device test_pd test_mr test_cq test_qp");
+}
+
+/* The RC data path's other modules. */
+TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
+{
+	rdma_core_suite(_metadata, "test_cq_events test_cqex test_qpex test_atomic");
+}
+
+SIB_HARNESS_MAIN

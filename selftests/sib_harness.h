@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * A main for the selftests that selects tests by name. Include after
+ * kselftest_harness.h.
+ */
+#ifndef SIB_HARNESS_H
+#define SIB_HARNESS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The kernel 6.1 harness takes no arguments; this main adds "-t NAME"
+ * (repeatable: run only these tests) and "-l" (list the tests), so that
+ * SIB_TEST_ARGS="-t name" and run_tests' PROG:NAME,... work. A NAME that
+ * names no test fails the program before any test runs.
+ */
+static inline int sib_harness_main(int argc, char **argv)
+{
+	const char *want[64];
+	int nwant = 0;
+	bool list = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-t") && i + 1 < argc && nwant < 64)
+			want[nwant++] = argv[++i];
+		else if (!strcmp(argv[i], "-l"))
+			list = true;
+	}
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next) {
+		struct __test_metadata *t = f->tests, *head = NULL, *last = NULL;
+
+		while (t) {
+			struct __test_metadata *next = t->next;
+			bool keep = !nwant;
+
+			for (int i = 0; i < nwant; i++)
+				keep |= !strcmp(want[i], t->name);
+			if (list)
+				printf("%s.%s\n", f->name, t->name);
+			if (keep) {
+				if (last)
+					last->next = t;
+				else
+					head = t;
+				last = t;
+			}
+			t = next;
+		}
+		if (last) {
+			last->next = NULL;
+			head->prev = last;
+		}
+		f->tests = head;
+	}
+	if (list)
+		return 0;
+	/* a name that matches nothing is a typo, not a test that passed */
+	for (int i = 0; i < nwant; i++) {
+		bool found = false;
+
+		for (struct __fixture_metadata *f = __fixture_list; f; f = f->next)
+			for (struct __test_metadata *t = f->tests; t; t = t->next)
+				found |= !strcmp(want[i], t->name);
+		if (!found) {
+			fprintf(stderr, "%s: no test named %s\n", argv[0], want[i]);
+			return 1;
+		}
+	}
+	return test_harness_run(argc, argv);
+}
+
+#define SIB_HARNESS_MAIN \
+	int main(int argc, char **argv) { return sib_harness_main(argc, argv); }
+
+#endif /* SIB_HARNESS_H */

@@ -301,10 +301,18 @@ err_count:
 	return ret;
 }
 
+/*
+ * IBA's Deallocate Protection Domain fails while objects are on the PD.
+ * uverbs refuses that before it gets here; a kernel consumer that does it
+ * gets EBUSY (and ib_dealloc_pd()'s warning) and keeps the PD, instead of
+ * MRs and QPs that point at freed memory.
+ */
 static int sib_dealloc_pd(struct ib_pd *ib_pd, struct ib_udata *udata)
 {
 	struct sib_dev *sdev = to_sdev(ib_pd->device);
 
+	if (atomic_read(&ib_pd->usecnt))
+		return -EBUSY;
 	ida_free(&sdev->pd_ida, to_spd(ib_pd)->pdn);
 	atomic_dec(&sdev->num_pd);
 	return 0;

@@ -911,9 +911,10 @@ static int t_fastreg(struct kv_run *r, unsigned long arg)
 		kv_buf_check(&t, 17, 0, "WRITE's target after the bad WRITE");
 	}
 out:
-	kv_pair_destroy(&p);
+	/* The MR before its PD, which goes with the pair. */
 	if (mr)
 		ib_dereg_mr(mr);
+	kv_pair_destroy(&p);
 	kv_buf_free(&t);
 	kv_buf_free(&a);
 	return 0;
@@ -950,10 +951,10 @@ struct kv_fr {
 
 static void kv_fr_destroy(struct kv_fr *f)
 {
-	kv_pair_destroy(&f->p);
 	if (f->mr)
 		ib_dereg_mr(f->mr);
 	f->mr = NULL;
+	kv_pair_destroy(&f->p);
 	kv_buf_free(&f->t);
 	kv_buf_free(&f->a);
 }
@@ -1230,9 +1231,10 @@ static int t_fence(struct kv_run *r, unsigned long arg)
 			    "source byte %zu changed", k))
 			break;
 out:
-	kv_pair_destroy(&p);
+	/* The MR before its PD, which goes with the pair. */
 	if (mr)
 		ib_dereg_mr(mr);
+	kv_pair_destroy(&p);
 	kv_buf_free(&src);
 	kv_buf_free(&p1);
 	kv_buf_free(&p2);
@@ -1927,6 +1929,36 @@ out:
 
 /* ---- the DMA MR ---------------------------------------------------------- */
 
+/*
+ * IBA's Deallocate Protection Domain fails while QPs, MRs, windows, SRQs
+ * or AHs are on the PD. ib_core checks that for processes only: a kernel
+ * consumer's PD with an MR on it must stay, or the MR points at freed
+ * memory when it goes (ib_dealloc_pd_user(), not ib_dealloc_pd(), whose
+ * warning would fail the run).
+ */
+static int t_pd_in_use(struct kv_run *r, unsigned long arg)
+{
+	struct ib_pd *pd = ib_alloc_pd(r->dev[0], 0);
+	struct ib_mr *mr;
+	int ret;
+
+	if (!kv_chk(!IS_ERR(pd), "ib_alloc_pd: %ld", PTR_ERR(pd)))
+		return 0;
+	mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 4);
+	if (!kv_chk(!IS_ERR(mr), "ib_alloc_mr: %ld", PTR_ERR(mr))) {
+		ib_dealloc_pd(pd);
+		return 0;
+	}
+	ret = ib_dealloc_pd_user(pd, NULL);
+	/* If it went, so did the MR's PD: leave the MR rather than touch it. */
+	if (!kv_chk(ret == -EBUSY, "a PD with an MR on it deallocated: %d", ret))
+		return 0;
+	ib_dereg_mr(mr);
+	ret = ib_dealloc_pd_user(pd, NULL);
+	kv_chk(!ret, "the PD after its MR: %d", ret);
+	return 0;
+}
+
 static int t_dma_mr(struct kv_run *r, unsigned long arg)
 {
 	struct kv_buf a = {}, b = {}, c = {};
@@ -2090,6 +2122,7 @@ static const struct kv_test kv_tests[] = {
 	{ "rdma_rw", t_rdma_rw, 0 },
 	{ "rdma_rw_mr", t_rdma_rw, 1 },
 	{ "dma_mr", t_dma_mr, 0 },
+	{ "pd_in_use", t_pd_in_use, 0 },
 	{ "selfcheck_must_fail", t_selfcheck, 0 },
 };
 

@@ -83,9 +83,9 @@ CHECK_VM_LOCK ?=
 flock_if = $(if $(1),flock $(1))
 
 # make check's smoke lanes: after the whole suite on KVER, the smoke set on
-# each of these kernels (e.g. "6.12 7.2"; Documentation/testing.md, "Other
-# kernels" has what each adds to a run). None by default.
-CHECK_SMOKE_KVERS ?=
+# each of these kernels (Documentation/testing.md, "Other kernels" has what
+# each adds to a run); CHECK_SMOKE_KVERS= for none.
+CHECK_SMOKE_KVERS ?= 6.12 7.2
 # make check's run_tests arguments on KVER (empty: every program; e.g.
 # --smoke, or sib_link sib_rc)
 CHECK_TESTS ?=
@@ -195,26 +195,38 @@ setup:
 # The whole suite in a guest of KVER, then the smoke lanes of
 # CHECK_SMOKE_KVERS; each lane ends with run_tests' "N passed, N failed,
 # N skipped" and a "check: KVER: ..." line with its time. A failed lane
-# does not stop the next ones; make check fails if any failed. The lanes
-# rebuild kernel/rdma_sib.ko and sib_kverbs.ko for their kernels: the last
-# one's stay.
+# does not stop the next ones; make check fails if any failed, and its
+# last line sums the lanes up (a lane that failed without totals counts
+# as one failure). The lanes rebuild kernel/rdma_sib.ko and sib_kverbs.ko
+# for their kernels: the last one's stay. The output is kept in
+# .build/check.log.
+CHECK_LOG = $(TOP)/.build/check.log
+
 check: setup
 	$(MAKE) all
 	$(call flock_if,$(CHECK_VM_LOCK)) $(TOP)/scripts/test-vm-run
 	$(MAKE) deb
-	@rc=0; t=$$SECONDS; \
+	@set -o pipefail; rc=0; t=$$SECONDS; lost=0; : > $(CHECK_LOG); \
 	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
 	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- \
-	  $(TOP)/selftests/run_tests $(CHECK_TESTS) || rc=$$?; \
-	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s"; \
+	  $(TOP)/selftests/run_tests $(CHECK_TESTS) 2>&1 | tee -a $(CHECK_LOG) || rc=$$?; \
+	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s" | tee -a $(CHECK_LOG); \
 	for k in $(CHECK_SMOKE_KVERS); do \
-	  t=$$SECONDS; s=0; \
-	  $(MAKE) --no-print-directory check-smoke KVER=$$k VM_LOCK=$(CHECK_VM_LOCK) || s=$$?; \
+	  t=$$SECONDS; s=0; n=$$(grep -cE '$(TOTALS_RE)' $(CHECK_LOG)); \
+	  $(MAKE) --no-print-directory check-smoke KVER=$$k VM_LOCK=$(CHECK_VM_LOCK) 2>&1 | \
+	    tee -a $(CHECK_LOG) || s=$$?; \
 	  echo "check: $$k: $(if $(SMOKE_TESTS),run_tests $(SMOKE_TESTS),the whole suite), exit $$s," \
-	    "$$((SECONDS - t)) s with setup and builds"; \
+	    "$$((SECONDS - t)) s with setup and builds" | tee -a $(CHECK_LOG); \
 	  [ $$s -eq 0 ] || rc=$$s; \
+	  [ $$s -eq 0 ] || [ $$(grep -cE '$(TOTALS_RE)' $(CHECK_LOG)) -gt $$n ] || lost=$$((lost + 1)); \
 	done; \
+	grep -E '$(TOTALS_RE)' $(CHECK_LOG) | \
+	  awk -v lost=$$lost -v rc=$$rc '{ p += $$1; f += $$3; s += $$5; n++ } \
+	    END { f += lost; if (rc && !f) f = 1; \
+	      printf "%d passed, %d failed, %d skipped\n", p, f, s }'; \
 	exit $$rc
+
+TOTALS_RE := ^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$
 
 # The smoke set (selftests/run_tests --smoke: load, link add on lo and veth,
 # ibv_rc_pingpong, ib_write_bw, rdma-core's python core modules, rping,

@@ -435,10 +435,14 @@ void sib_cap_del(struct sib_dev *sdev)
  * sib_cap_fini - the device goes: its capture netdev with it
  * @sdev: the device, whose engines have stopped
  *
- * Takes RTNL; called from sib_dealloc_driver() with no lock held.
+ * Called from sib_dealloc_driver() with no lock held; takes RTNL only if
+ * there is a netdev to remove. The ib_device has left sysfs, so none can
+ * be created any more.
  */
 void sib_cap_fini(struct sib_dev *sdev)
 {
+	if (!rcu_access_pointer(sdev->cap))
+		return;
 	rtnl_lock();
 	sib_cap_del(sdev);
 	rtnl_unlock();

@@ -150,6 +150,8 @@ enum sib_counter {
  *		(sib_udp.c)
  * @ns_node:	entry in @ns->devs, under sib_ns_mutex; the receive path
  *		walks @ns->devs under RCU
+ * @cap:	the capture netdev (sib_capture.c), or NULL; written under
+ *		RTNL, read under RCU
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -182,6 +184,7 @@ struct sib_dev {
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;
+	struct net_device __rcu *cap;
 };
 
 static inline void sib_count(struct sib_dev *sdev, unsigned int idx)

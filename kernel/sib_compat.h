@@ -130,6 +130,16 @@ static inline unsigned int sib_netdev_flags(const struct net_device *ndev)
 #endif
 }
 
+/* @dev may not move to another network namespace. */
+static inline void sib_netdev_set_netns_local(struct net_device *dev)
+{
+#ifdef SIB_HAVE_NETNS_LOCAL
+	dev->netns_local = true;
+#else
+	dev->features |= NETIF_F_NETNS_LOCAL;
+#endif
+}
+
 /* Free the page @nc holds; it may be used again. */
 static inline void sib_page_frag_cache_drain(struct page_frag_cache *nc)
 {

@@ -15,6 +15,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sib.h"
+#include "sib_capture.h"
 #include "sib_qp.h"
 
 struct workqueue_struct *sib_wq;
@@ -124,6 +125,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	sdev->registered = false;
 	mutex_unlock(&sib_dev_mutex);
 
+	sib_cap_fini(sdev);
 	sib_net_dev_fini(sdev);
 	sib_mcast_fini(sdev);
 	sib_parent_del(sdev);
@@ -287,6 +289,8 @@ static int sib_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
 	struct sib_dev *sdev;
 
+	if (sib_cap_netdev_event(ndev, event))
+		return NOTIFY_DONE;
 	mutex_lock(&sib_dev_mutex);
 	sdev = sib_find_by_ndev(ndev);
 	if (!sdev)
@@ -299,6 +303,8 @@ static int sib_netdev_event(struct notifier_block *nb, unsigned long event,
 		break;
 	case NETDEV_REGISTER:	/* moved to another network namespace */
 		sib_net_dev_moved(sdev);
+		/* The capture netdev stays behind: it goes. */
+		sib_cap_del(sdev);
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

@@ -25,6 +25,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
+#include "sib_capture.h"
 #include "sib_qp.h"
 #include "sib_trace.h"
 
@@ -557,7 +558,8 @@ bool sib_pkt_may_burst(struct sib_qp *qp)
 {
 	return qp->ib_qp.qp_type == IB_QPT_RC &&
 	       !READ_ONCE(qp->sdev->fault.active) &&
-	       sib_route_local(qp, &qp->av);
+	       sib_route_local(qp, &qp->av) &&
+	       !sib_cap_listening(qp->sdev);
 }
 
 /* How many packets a burst of the next @left bytes may stand for. */
@@ -703,7 +705,7 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 
 /* ---- where packets go ------------------------------------------------------ */
 
-static bool sib_av_is_v4(const struct sib_av *av)
+bool sib_av_is_v4(const struct sib_av *av)
 {
 	if (av->network_type == RDMA_NETWORK_IPV4)
 		return true;
@@ -1078,6 +1080,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 	ret = sib_xmit_prep(qp, skb, av);
 	if (ret)
 		return ret;
+	sib_cap_wire_tx(qp->sdev, skb, av);
 	qp->tx_cpu = raw_smp_processor_id();
 	if (d && batch > 1) {
 		if (d->ntx && d->tx_sdev != qp->sdev)
@@ -1116,6 +1119,7 @@ void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 	sib_count_n(sdev, SIB_CNT_SENT_PKTS, sib_pkt(skb)->npkts);
 	if (sib_route_local(qp, av)) {
 		trace_sib_pkt_send(qp, skb, true);
+		sib_cap_local(sdev, skb, av);
 		sib_deliver_local(qp, skb, av);
 		return;
 	}
@@ -1182,7 +1186,7 @@ bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
 
 	lockdep_assert_held(&qp->engine);
 	if (!READ_ONCE(sib_local_acks) || READ_ONCE(sdev->fault.active) ||
-	    !sib_route_local(qp, &qp->av))
+	    !sib_route_local(qp, &qp->av) || sib_cap_listening(sdev))
 		return false;
 	dst = sib_qp_get(sdev, qp->attr.dest_qp_num & SIB_QPN_MASK);
 	if (!dst)
@@ -1317,6 +1321,7 @@ void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 {
 	unsigned int err;
 
+	sib_cap_wire_rx(sdev, skb);
 	err = sib_rcv_unwrap(skb);
 	if (err != SIB_NUM_CNT) {
 		sib_count(sdev, err);

@@ -762,5 +762,6 @@ int sib_pkt_parse(struct sk_buff *skb);
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_qp_fini(struct sib_qp *qp);
 u32 sib_icrc(struct sk_buff *skb);
+bool sib_av_is_v4(const struct sib_av *av);
 
 #endif /* SIB_QP_H */

@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib.h"
+#include "sib_capture.h"
 #include "sib_qp.h"
 #include "sib_res.h"
 
@@ -374,6 +375,7 @@ static struct attribute *sib_dev_attrs[] = {
 	&dev_attr_sib_abi.attr,
 	&dev_attr_netdev.attr,
 	&dev_attr_credits.attr,
+	&dev_attr_capture.attr,
 	NULL,
 };
 

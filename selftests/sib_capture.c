@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * The capture device (kernel/sib_capture.c): /sys/class/infiniband/DEV/
+ * capture makes DEVmon, on which tcpdump sees every packet of DEV as a
+ * RoCEv2 frame. Traffic of the local path (sib0 on lo) and of the wire
+ * (veth between two namespaces) is captured there; every frame must be
+ * well formed (scripts/pcap-roce-check: lengths, IP checksum, ICRC; the
+ * PSNs of each requester without gap), decode in tshark as
+ * InfiniBand without a malformed packet, and every expected opcode must
+ * appear. The netdev's life: created and deleted on request, with the
+ * device, while traffic runs.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "sib_util.h"
+
+#define PCAP	"/tmp/sib_capture.pcap"
+#define LOG	"/tmp/sib_capture.log"
+#define NSA	"sibcapa"
+#define NSB	"sibcapb"
+#define IP4A	"192.0.2.1"
+#define IP4B	"192.0.2.2"
+
+/*
+ * Write @val to @dev's capture attribute (from namespace @ns, or "" for
+ * this one; the capture netdev is made in the namespace of @dev's netdev
+ * whoever writes).
+ */
+static int capture_set(const char *ns, const char *dev, int val)
+{
+	return sh("%s%s sh -c 'echo %d > /sys/class/infiniband/%s/capture'",
+		  *ns ? "ip netns exec " : "", ns, val, dev);
+}
+
+/* Start tcpdump on @ifname (in @ns) into PCAP; 0 once it listens. */
+static int tcpdump_start(const char *ns, const char *ifname)
+{
+	shq("rm -f " PCAP " /tmp/sib_capture.err");
+	if (sh("%s%s tcpdump -Z root -q -s 0 -i %s -w " PCAP
+	       " >/dev/null 2>/tmp/sib_capture.err & echo $! > /tmp/sib_capture.pid",
+	       *ns ? "ip netns exec " : "", ns, ifname))
+		return -1;
+	return sh("for i in $(seq 300); do grep -q 'listening on' "
+		  "/tmp/sib_capture.err && exit 0; sleep 0.1; done; "
+		  "cat /tmp/sib_capture.err; exit 1");
+}
+
+static void tcpdump_stop(void)
+{
+	sleep(1);
+	shq("kill -INT $(cat /tmp/sib_capture.pid); sleep 1");
+	sh("cat /tmp/sib_capture.err | sed 's/^/# tcpdump: /'");
+}
+
+/* Run server @srv in the background, then client @cli; both must pass. */
+static int run_pair(const char *ns, const char *srv, const char *cli)
+{
+	const char *in = *ns ? "ip netns exec" : "";
+	int ret = -1;
+
+	for (int i = 0; i < 3; i++) {
+		ret = sh("{ %s & s=$!; for i in $(seq 150); do "
+			 "%s %s ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.2; done; "
+			 "%s; c=$?; wait $s; w=$?; "
+			 "echo \"client $c server $w\"; [ $c = 0 ] && [ $w = 0 ]; } "
+			 ">" LOG " 2>&1", srv, in, ns, cli);
+		if (!ret || shq("grep -q 'Correlation coefficient' " LOG))
+			break;
+	}
+	if (ret)
+		sh("sed 's/^/# /' " LOG);
+	return ret;
+}
+
+/* @tool with @args on @dev: server, then client to @addr (all in @ns). */
+static int run_tool(const char *ns, const char *dev, const char *tool,
+		    const char *args, const char *addr)
+{
+	const char *in = *ns ? "ip netns exec " : "";
+	char srv[256], cli[256];
+
+	snprintf(srv, sizeof(srv), "%s%s timeout 120 %s -d %s %s", in, ns,
+		 tool, dev, args);
+	snprintf(cli, sizeof(cli), "%s%s timeout 120 %s -d %s %s %s", in, ns,
+		 tool, dev, args, addr);
+	return run_pair(ns, srv, cli);
+}
+
+/* The traffic every capture test runs: every RC opcode family and UD. */
+static void traffic(struct __test_metadata *_metadata, const char *ns,
+		    const char *dev, const char *addr)
+{
+	EXPECT_EQ(0, run_tool(ns, dev, "ibv_rc_pingpong", "-g 1 -n 10 -s 2000",
+			      addr));
+	EXPECT_EQ(0, run_tool(ns, dev, "ib_write_bw", "-x 1 -n 20 -s 3000",
+			      addr));
+	EXPECT_EQ(0, run_tool(ns, dev, "ib_read_bw", "-x 1 -n 20 -s 3000",
+			      addr));
+	EXPECT_EQ(0, run_tool(ns, dev, "ib_atomic_bw", "-x 1 -n 20", addr));
+	EXPECT_EQ(0, run_tool(ns, dev, "ib_atomic_bw", "-x 1 -n 20 -A CMP_AND_SWAP",
+			      addr));
+	EXPECT_EQ(0, run_tool(ns, dev, "ibv_ud_pingpong", "-g 1 -n 10 -s 500",
+			      addr));
+}
+
+/* How many frames of PCAP match the display filter @filter. */
+static int count(const char *filter)
+{
+	char buf[32] = "";
+	FILE *f;
+	char *cmd;
+
+	if (asprintf(&cmd, "tshark -r " PCAP " -Y '%s' 2>/dev/null | wc -l",
+		     filter) < 0)
+		return -1;
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	pclose(f);
+	return atoi(buf);
+}
+
+/*
+ * Check PCAP: every frame valid with its ICRC and PSNs, decoded as
+ * InfiniBand, nothing malformed, every opcode of traffic() seen.
+ */
+static void check_pcap(struct __test_metadata *_metadata)
+{
+	static const struct {
+		const char *what, *filter;
+	} want[] = {
+		{ "SEND", "infiniband.bth.opcode == 0 || infiniband.bth.opcode == 1 || infiniband.bth.opcode == 2 || infiniband.bth.opcode == 4" },
+		{ "RDMA WRITE", "infiniband.bth.opcode == 6 || infiniband.bth.opcode == 7 || infiniband.bth.opcode == 8 || infiniband.bth.opcode == 10" },
+		{ "RDMA READ request", "infiniband.bth.opcode == 12" },
+		{ "RDMA READ response", "infiniband.bth.opcode == 13 || infiniband.bth.opcode == 14 || infiniband.bth.opcode == 15 || infiniband.bth.opcode == 16" },
+		{ "ACK", "infiniband.bth.opcode == 17" },
+		{ "atomic ACK", "infiniband.bth.opcode == 18" },
+		{ "compare and swap", "infiniband.bth.opcode == 19" },
+		{ "fetch and add", "infiniband.bth.opcode == 20" },
+		{ "UD SEND", "infiniband.bth.opcode == 100" },
+	};
+	int all, ib, n;
+
+	EXPECT_EQ(0, sh("%s --psn " PCAP " > " LOG "; r=$?; tail -n 1 " LOG
+			" | sed 's/^/# /'; grep ERROR " LOG " | head | sed 's/^/# /'; "
+			"exit $r", repo_script("pcap-roce-check")));
+	sh("echo \"# opcodes (count opcode): $(tshark -r " PCAP " -T fields "
+	   "-e infiniband.bth.opcode 2>/dev/null | sort -n | uniq -c | tr -s ' \\n' ' ')\"");
+	all = count("frame");
+	ib = count("infiniband");
+	TH_LOG("%d frames, %d decoded as InfiniBand", all, ib);
+	EXPECT_LT(100, all);
+	EXPECT_EQ(all, ib);
+	EXPECT_EQ(0, count("_ws.malformed"));
+	/* Wireshark warns about every zero UDP checksum; nothing else. */
+	EXPECT_EQ(0, sh("test $(tshark -r " PCAP " -Y '_ws.expert.severity >= warning' "
+			"-T fields -e _ws.expert.message 2>/dev/null | "
+			"grep -vxc 'Illegal checksum value (0)') = 0"))
+		sh("tshark -r " PCAP " -Y '_ws.expert.severity >= warning' -T fields "
+		   "-e _ws.expert.message | sort | uniq -c | head");
+	for (unsigned int i = 0; i < ARRAY_SIZE(want); i++) {
+		n = count(want[i].filter);
+		EXPECT_LT(0, n) TH_LOG("no %s captured", want[i].what);
+	}
+}
+
+/* ---- the local path: sib0 on lo ------------------------------------------ */
+
+FIXTURE(lo) {
+	int unused;
+};
+
+FIXTURE_SETUP(lo)
+{
+	ASSERT_EQ(0, module_load());
+	sib_delete_all();
+	ASSERT_EQ(0, nl_newlink("sib0", "sib", "lo"));
+}
+
+FIXTURE_TEARDOWN(lo)
+{
+	shq("kill $(cat /tmp/sib_capture.pid) 2>/dev/null");
+	sib_delete_all();
+}
+
+/* Made on request, named DEVmon, up, gone on request and with the device. */
+TEST_F(lo, create_delete)
+{
+	char buf[64];
+
+	ASSERT_LE(0, read_text("/sys/class/infiniband/sib0/capture", buf,
+			       sizeof(buf)));
+	EXPECT_STREQ("\n", buf);
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	ASSERT_LE(0, read_text("/sys/class/infiniband/sib0/capture", buf,
+			       sizeof(buf)));
+	EXPECT_STREQ("sib0mon\n", buf);
+	EXPECT_EQ(0, sh("ip -d link show sib0mon | grep -q 'link/ether' && "
+			"ip link show sib0mon | grep -q 'state UNKNOWN\\|,UP'"));
+	/* Again: nothing changes. */
+	EXPECT_EQ(0, capture_set("", "sib0", 1));
+	/* It stays where its device is. */
+	EXPECT_EQ(0, sh("ip netns add " NSA));
+	EXPECT_NE(0, shq("ip link set sib0mon netns " NSA));
+	shq("ip netns del " NSA);
+	/* Not a way to delete it: only the attribute. */
+	EXPECT_NE(0, shq("ip link del sib0mon"));
+	EXPECT_EQ(0, capture_set("", "sib0", 0));
+	EXPECT_NE(0, shq("ip link show sib0mon"));
+	EXPECT_EQ(0, capture_set("", "sib0", 0));
+	EXPECT_NE(0, shq("echo 1 > /sys/class/infiniband/sib0/capture_x"));
+	EXPECT_NE(0, shq("echo maybe > /sys/class/infiniband/sib0/capture"));
+	/* With the device. */
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	EXPECT_EQ(0, nl_dellink("sib0"));
+	EXPECT_NE(0, shq("ip link show sib0mon"));
+	/* And with the module. */
+	ASSERT_EQ(0, nl_newlink("sib0", "sib", "lo"));
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	EXPECT_EQ(0, module_unload());
+	EXPECT_NE(0, shq("ip link show sib0mon"));
+	EXPECT_EQ(0, module_load());
+}
+
+/* Present but not listened to: the local path keeps its shortcuts. */
+TEST_F(lo, unobserved)
+{
+	long long acks = link_counter("sib0", "local_acks");
+
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	EXPECT_EQ(0, run_tool("", "sib0", "ib_write_bw", "-x 1 -n 200 -s 8192",
+			      "localhost"));
+	EXPECT_LT(acks, link_counter("sib0", "local_acks"));
+	EXPECT_LT(0, link_counter("sib0", "local_bursts"));
+	EXPECT_EQ(0, sh("test $(cat /sys/class/net/sib0mon/statistics/tx_packets) = 0"));
+}
+
+TEST_F_TIMEOUT(lo, local_traffic, 600)
+{
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	ASSERT_EQ(0, tcpdump_start("", "sib0mon"));
+	traffic(_metadata, "", "sib0", "localhost");
+	tcpdump_stop();
+	check_pcap(_metadata);
+	sh("tshark -r " PCAP " -c 3 -Y 'infiniband.bth.opcode == 10' -V 2>/dev/null "
+	   "| sed -n '/^Frame/,/Invariant CRC/p' | head -n 80 | sed 's/^/# /'");
+	EXPECT_EQ(0, sh("test $(cat /sys/class/net/sib0mon/statistics/tx_packets) -gt 100"));
+}
+
+/* The netdev goes while packets are shown on it, again and again. */
+TEST_F_TIMEOUT(lo, delete_busy, 300)
+{
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	ASSERT_EQ(0, sh("(timeout 100 ib_write_bw -d sib0 -x 1 -s 64 -D 20 "
+			">/dev/null 2>&1 &) ; sleep 0.5; "
+			"(timeout 100 ib_write_bw -d sib0 -x 1 -s 64 -D 20 localhost "
+			">/dev/null 2>&1 &)"));
+	for (int i = 0; i < 15; i++) {
+		ASSERT_EQ(0, capture_set("", "sib0", 1));
+		shq("timeout 0.7 tcpdump -q -c 200 -i sib0mon -w /dev/null 2>/dev/null &"
+		    " sleep 0.5");
+		ASSERT_EQ(0, capture_set("", "sib0", 0));
+	}
+	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	shq("timeout 2 tcpdump -q -i sib0mon -w /dev/null 2>/dev/null & sleep 1");
+	/* The device goes with a listened-to capture netdev and traffic. */
+	EXPECT_EQ(0, nl_dellink("sib0"));
+	EXPECT_NE(0, shq("ip link show sib0mon"));
+	shq("pkill -x ib_write_bw; sleep 1");
+}
+
+/* ---- the wire: veth between two namespaces -------------------------------- */
+
+FIXTURE(wire) {
+	int unused;
+};
+
+static void wire_cleanup(void)
+{
+	sib_delete_all();
+	shq("ip netns del " NSA);
+	shq("ip netns del " NSB);
+}
+
+FIXTURE_SETUP(wire)
+{
+	ASSERT_EQ(0, module_load());
+	wire_cleanup();
+	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
+			"ip link add sibca netns " NSA " type veth peer name sibcb netns " NSB " && "
+			"ip -n " NSA " addr add " IP4A "/24 dev sibca && "
+			"ip -n " NSB " addr add " IP4B "/24 dev sibcb && "
+			"ip -n " NSA " link set sibca up && ip -n " NSB " link set sibcb up && "
+			"ip -n " NSA " link set lo up && ip -n " NSB " link set lo up && "
+			"ip netns exec " NSA " rdma link add sibA type sib netdev sibca && "
+			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
+	/* Neighbours resolved before a QP needs them (as sib_wire does). */
+	shq("ip netns exec " NSA " bash -c 'echo > /dev/udp/" IP4B "/9'; "
+	    "ip netns exec " NSB " bash -c 'echo > /dev/udp/" IP4A "/9'; sleep 1");
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	shq("kill $(cat /tmp/sib_capture.pid) 2>/dev/null");
+	wire_cleanup();
+}
+
+/*
+ * Both ends' capture netdevs: A sees what A sends and receives. Server
+ * in A, client in B; the client's packets are A's received ones.
+ */
+TEST_F_TIMEOUT(wire, veth_traffic, 600)
+{
+	int ga = wait_gid_index("sibA", IP4A), gb = wait_gid_index("sibB", IP4B);
+	char srv[256], cli[256];
+
+	ASSERT_LE(0, ga);
+	ASSERT_LE(0, gb);
+	ASSERT_EQ(0, capture_set("", "sibA", 1));
+	ASSERT_EQ(0, sh("ip netns exec " NSA " ip link show sibAmon >/dev/null"));
+	ASSERT_EQ(0, tcpdump_start(NSA, "sibAmon"));
+	for (int i = 0; i < 5; i++) {
+		static const char * const t[][2] = {
+			{ "ibv_rc_pingpong", "-g %d -n 10 -s 2000" },
+			{ "ib_write_bw", "-x %d -n 20 -s 3000" },
+			{ "ib_read_bw", "-x %d -n 20 -s 3000" },
+			{ "ib_atomic_bw", "-x %d -n 20" },
+			{ "ib_atomic_bw", "-x %d -n 20 -A CMP_AND_SWAP" },
+		};
+		char a[64], b[64];
+
+		snprintf(a, sizeof(a), t[i][1], ga);
+		snprintf(b, sizeof(b), t[i][1], gb);
+		snprintf(srv, sizeof(srv),
+			 "ip netns exec " NSA " timeout 120 %s -d sibA %s",
+			 t[i][0], a);
+		snprintf(cli, sizeof(cli),
+			 "ip netns exec " NSB " timeout 120 %s -d sibB %s " IP4A,
+			 t[i][0], b);
+		EXPECT_EQ(0, run_pair(NSA, srv, cli));
+	}
+	snprintf(srv, sizeof(srv),
+		 "ip netns exec " NSA " timeout 120 ibv_ud_pingpong -d sibA -g %d -n 10 -s 500",
+		 ga);
+	snprintf(cli, sizeof(cli),
+		 "ip netns exec " NSB " timeout 120 ibv_ud_pingpong -d sibB -g %d -n 10 -s 500 " IP4A,
+		 gb);
+	EXPECT_EQ(0, run_pair(NSA, srv, cli));
+	tcpdump_stop();
+	check_pcap(_metadata);
+	/* Both directions: frames from A's address and to it. */
+	EXPECT_LT(0, count("ip.src == " IP4A));
+	EXPECT_LT(0, count("ip.dst == " IP4A));
+}
+
+/* The capture netdev goes with its namespace; the device survives it. */
+TEST_F(wire, netns_dies)
+{
+	ASSERT_EQ(0, capture_set("", "sibA", 1));
+	/* The device follows its netdev to another namespace: the netdev goes. */
+	ASSERT_EQ(0, sh("ip netns add sibcapc && ip -n " NSA " link set sibca netns sibcapc"));
+	EXPECT_NE(0, shq("ip -n " NSA " link show sibAmon"));
+	EXPECT_EQ(0, capture_set("", "sibA", 1));
+	EXPECT_EQ(0, sh("ip -n sibcapc link show sibAmon >/dev/null"));
+	/* The namespace dies: its veth and capture netdev go, sibA with them. */
+	shq("ip netns del sibcapc; sleep 2");
+	EXPECT_NE(0, shq("rdma link show sibA/1"));
+}
+
+TEST_HARNESS_MAIN

@@ -82,16 +82,130 @@ static struct ibv_pd *sib_alloc_pd(struct ibv_context *ibctx)
 	return &pd->ibv_pd;
 }
 
+/*
+ * A parent domain only drops its references; a PD that parent domains
+ * still extend is busy.
+ */
 static int sib_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct sib_pd *pd = to_spd(ibpd);
 	int ret;
+
+	if (pd->parent) {
+		if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+			return EBUSY;
+		__atomic_sub_fetch(&pd->parent->users, 1, __ATOMIC_RELAXED);
+		if (pd->td)
+			__atomic_sub_fetch(&pd->td->users, 1, __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+		return EBUSY;
 
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 
-	free(to_spd(ibpd));
+	free(pd);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Thread domains and parent domains
+ *
+ * Both live in the provider only: the kernel sees the PD a parent domain
+ * extends (same handle). A thread domain turns off the locks of the QPs
+ * and CQs created on a parent domain that holds it. sib's queues are
+ * rings the kernel allocates and the process maps, so the provider has
+ * no queue memory of its own to take from the parent domain's allocator:
+ * alloc and free are kept for the application but never called.
+ */
+static struct ibv_td *sib_alloc_td(struct ibv_context *ibctx,
+				   struct ibv_td_init_attr *attr)
+{
+	struct sib_td *td;
+
+	if (!attr || attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return NULL;
+
+	td->ibv_td.context = ibctx;
+	return &td->ibv_td;
+}
+
+static int sib_dealloc_td(struct ibv_td *ibtd)
+{
+	struct sib_td *td = container_of(ibtd, struct sib_td, ibv_td);
+
+	if (__atomic_load_n(&td->users, __ATOMIC_RELAXED))
+		return EBUSY;
+
+	free(td);
+	return 0;
+}
+
+enum {
+	SIB_PDOM_COMP_MASK = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+};
+
+/* EINVAL unless @attr names a PD (not a parent domain) of @ibctx. */
+static int sib_check_pdom_attr(struct ibv_context *ibctx,
+			       const struct ibv_parent_domain_init_attr *attr)
+{
+	if (attr->comp_mask & ~(uint32_t)SIB_PDOM_COMP_MASK)
+		return EINVAL;
+	if (!attr->pd || attr->pd->context != ibctx || to_spd(attr->pd)->parent)
+		return EINVAL;
+	if (attr->td && attr->td->context != ibctx)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free))
+		return EINVAL;
+	return 0;
+}
+
+static struct ibv_pd *
+sib_alloc_parent_domain(struct ibv_context *ibctx,
+			struct ibv_parent_domain_init_attr *attr)
+{
+	struct sib_pd *pdom, *pd;
+	int ret;
+
+	ret = sib_check_pdom_attr(ibctx, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	pdom = calloc(1, sizeof(*pdom));
+	if (!pdom)
+		return NULL;
+
+	pd = to_spd(attr->pd);
+	pdom->ibv_pd.context = ibctx;
+	pdom->ibv_pd.handle = pd->ibv_pd.handle;
+	pdom->pdn = pd->pdn;
+	pdom->parent = pd;
+	if (attr->td)
+		pdom->td = container_of(attr->td, struct sib_td, ibv_td);
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pdom->alloc = attr->alloc;
+		pdom->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pdom->pd_context = attr->pd_context;
+
+	__atomic_add_fetch(&pd->users, 1, __ATOMIC_RELAXED);
+	if (pdom->td)
+		__atomic_add_fetch(&pdom->td->users, 1, __ATOMIC_RELAXED);
+	return &pdom->ibv_pd;
 }
 
 /* ---------------------------------------------------------------------
@@ -206,7 +320,9 @@ static void sib_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sib_ctx_ops = {
 	.alloc_mw = sib_alloc_mw,
+	.alloc_parent_domain = sib_alloc_parent_domain,
 	.alloc_pd = sib_alloc_pd,
+	.alloc_td = sib_alloc_td,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = sib_bind_mw,
 	.create_ah = sib_create_ah,
@@ -218,6 +334,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.create_srq_ex = sib_create_srq_ex,
 	.dealloc_mw = sib_dealloc_mw,
 	.dealloc_pd = sib_dealloc_pd,
+	.dealloc_td = sib_dealloc_td,
 	.dereg_mr = sib_dereg_mr,
 	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,

@@ -207,7 +207,7 @@ TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
 	EXPECT_EQ(0, sh("cd " LOGDIR "/py && timeout 1500 /usr/bin/python3 "
 			"run_tests.py --dev sib0 --gid 1 test_device test_pd "
 			"test_mr test_cq test_cq_events test_cqex test_qp "
-			"test_qpex test_atomic > ../py.log 2>&1; rc=$?; "
+			"test_qpex test_atomic test_parent_domain > ../py.log 2>&1; rc=$?; "
 			"grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' ../py.log "
 			"| sed 's/^/# /'; exit $rc"));
 	EXPECT_NE(0, shq("grep -qE '^(FAIL|ERROR):' " LOGDIR "/py.log"));

@@ -239,6 +239,8 @@ struct sib_pd {
 #define SIB_MAX_AH		0x10000
 #define SIB_MAX_MCG		256	/* multicast groups per device */
 #define SIB_MAX_MCG_QP		32	/* QPs attached to one group */
+/* The "core clock" of CQE timestamps: ns of CLOCK_MONOTONIC, in kHz. */
+#define SIB_CORE_CLOCK_KHZ	1000000
 
 /**
  * struct sib_cq - completion queue
@@ -250,6 +252,7 @@ struct sib_pd {
  *		completions may be posted from any context
  * @notify:	armed notification (IB_CQ_NEXT_COMP or IB_CQ_SOLICITED), or 0
  * @error:	an overrun happened (IBA 11.4.2.1); no more CQEs are posted
+ * @timestamp:	write the completion time into each CQE (set at creation)
  */
 struct sib_cq {
 	struct ib_cq ib_cq;
@@ -257,6 +260,7 @@ struct sib_cq {
 	spinlock_t lock;	/* see above */
 	u8 notify;
 	bool error;
+	bool timestamp;
 };
 
 static inline struct sib_dev *to_sdev(struct ib_device *ib_dev)

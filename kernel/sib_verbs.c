@@ -63,6 +63,9 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* CQE timestamps are ns of CLOCK_MONOTONIC: a 1 GHz, 64-bit clock. */
+	attr->hca_core_clock = SIB_CORE_CLOCK_KHZ;
+	attr->timestamp_mask = U64_MAX;
 	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
 	return 0;
@@ -210,7 +213,8 @@ static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
 		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT |
-			SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM,
+			SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM |
+			SIB_UCTX_CAP_CQE_TS,
 		.db_fd = -1,
 	};
 	struct sib_alloc_ucontext_cmd cmd;

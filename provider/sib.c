@@ -351,6 +351,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.query_device_ex = sib_query_device_ex,
 	.query_port = sib_query_port,
 	.query_qp = sib_query_qp,
+	.query_rt_values = sib_query_rt_values,
 	.query_srq = sib_query_srq,
 	.reg_mr = sib_reg_mr,
 	.req_notify_cq = sib_req_notify_cq,
@@ -388,6 +389,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* For measurements and tests: no streaming hints, engines inline. */
 	if (getenv("SIB_DOORBELL_NOSTREAM"))
 		ctx->caps &= ~SIB_UCTX_CAP_DB_STREAM;
+	/* For tests: behave like a provider on a kernel without timestamps. */
+	if (getenv("SIB_NO_CQE_TS"))
+		ctx->caps &= ~SIB_UCTX_CAP_CQE_TS;
 	return 0;
 }
 

@@ -373,6 +373,8 @@ int sib_destroy_cq(struct ibv_cq *ibcq);
 int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int sib_resize_cq(struct ibv_cq *ibcq, int cqe);
+int sib_query_rt_values(struct ibv_context *ibctx,
+			struct ibv_values_ex *values);
 void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 /* sib_qp.c */

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sib.h"
 
@@ -25,6 +26,9 @@ enum {
 			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
 			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
 			  IBV_WC_EX_WITH_DLID_PATH_BITS,
+	/* With SIB_UCTX_CAP_CQE_TS. */
+	SIB_CQ_WC_TS_FLAGS = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	/* One thread at a time polls: the CQ's lock is skipped. */
 	SIB_CQ_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
 	SIB_CQ_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS |
@@ -355,9 +359,12 @@ static int sib_check_cq_attr(struct ibv_context *ibctx,
 			     const struct ibv_cq_init_attr_ex *attr,
 			     bool *lockless)
 {
+	uint64_t wc_flags = SIB_CQ_WC_FLAGS;
 	struct sib_pd *pdom = NULL;
 
-	if ((attr->wc_flags & ~(uint64_t)SIB_CQ_WC_FLAGS) ||
+	if (to_sctx(ibctx)->caps & SIB_UCTX_CAP_CQE_TS)
+		wc_flags |= SIB_CQ_WC_TS_FLAGS;
+	if ((attr->wc_flags & ~wc_flags) ||
 	    (attr->comp_mask & ~(uint32_t)SIB_CQ_COMP_MASK) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)SIB_CQ_CREATE_FLAGS)))
@@ -375,6 +382,49 @@ static int sib_check_cq_attr(struct ibv_context *ibctx,
 	*lockless = (pdom && pdom->td) ||
 		    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 		     (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
+	return 0;
+}
+
+/*
+ * Completion timestamps. The core clock is the kernel's CLOCK_MONOTONIC in
+ * ns; the wall-clock time is that plus CLOCK_REALTIME - CLOCK_MONOTONIC as
+ * it stands when the CQE is read (so a step of the real-time clock between
+ * completion and poll shows in it).
+ */
+static uint64_t sib_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->timestamp;
+}
+
+static uint64_t sib_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+static uint64_t sib_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return to_scq_ex(ibcq)->cur->timestamp + sib_timespec_ns(&real) -
+	       sib_timespec_ns(&mono);
+}
+
+/* The core clock now: CLOCK_MONOTONIC, which is what the kernel stamps. */
+int sib_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *values)
+{
+	uint32_t mask = values->comp_mask;
+
+	if (!(to_sctx(ibctx)->caps & SIB_UCTX_CAP_CQE_TS))
+		return EOPNOTSUPP;
+
+	values->comp_mask = 0;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+			return errno;
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
 	return 0;
 }
 
@@ -403,6 +453,9 @@ struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 	kattr = *attr;
 	kattr.comp_mask &= ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_PD;
 	kattr.parent_domain = NULL;
+	/* The kernel stamps CQEs if asked for either timestamp. */
+	if (attr->wc_flags & SIB_CQ_WC_TS_FLAGS)
+		kattr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	memset(&resp, 0, sizeof(resp));
 	ret = sib_cmd_create_cq_ex(ibctx, &kattr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
@@ -432,6 +485,11 @@ struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 	cq_ex->read_slid = sib_read_slid;
 	cq_ex->read_sl = sib_read_sl;
 	cq_ex->read_dlid_path_bits = sib_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cq_ex->read_completion_ts = sib_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cq_ex->read_completion_wallclock_ns =
+			sib_read_completion_wallclock_ns;
 	return cq_ex;
 
 err_destroy:

@@ -10,7 +10,8 @@
  * bursts (several PSNs in one local packet); and scheduling: a busy QP does
  * not hold up another, and a waiting QP does not spin; parent and thread
  * domains (traffic through them, locks skipped on a thread domain, the
- * allocator callbacks, busy and invalid domains).
+ * allocator callbacks, busy and invalid domains); completion timestamps
+ * (core clock and wall clock, hca_core_clock, ibv_query_rt_values_ex).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -2026,6 +2028,162 @@ TEST_F(ext, parent_domain_invalid)
 
 	EXPECT_EQ(EBUSY, ibv_dealloc_pd(self->pd));
 	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
+}
+
+/* ---- completion timestamps --------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+#define TS_SLACK_NS	10000000ull	/* NTP may slew the real-time clock */
+
+/*
+ * SEND 4 KiB twice between two QPs sharing @cq (made with @wc_flags) and
+ * check each completion's timestamps against the clocks read around it.
+ */
+static void __ts_traffic(struct __test_metadata *_metadata,
+			 struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+			 uint64_t wc_flags)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 64, .wc_flags = wc_flags };
+	bool core = wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	bool wall = wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t last_ts = 0;
+	struct ibv_qp *qp[2];
+	struct ibv_cq_ex *cq;
+	struct ibv_sge sge;
+	struct buf l, r;
+
+	cq = ibv_create_cq_ex(ctx, &ca);
+	ASSERT_NE(NULL, cq) TH_LOG("create_cq_ex(%#lx): %s",
+				   (unsigned long)wc_flags, strerror(errno));
+	ASSERT_EQ(0, pdom_qps(ctx, pd, gid, cq, qp));
+	ASSERT_EQ(0, buf_new(&l, pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, pd, 4096, ACC_ALL));
+
+	for (int round = 0; round < 2; round++) {
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r0 = clock_ns(CLOCK_REALTIME);
+		uint64_t ts[2], wc_wall[2], t1, r1;
+		int n = 0, ret;
+
+		fill_pattern(l.p, 4096, 40 + round);
+		sge = mk_sge(&r, 0, 4096);
+		ASSERT_EQ(0, post_recv_sges(qp[1], 1, &sge, 1));
+		sge = mk_sge(&l, 0, 4096);
+		ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		for (long end = now_ms() + WAIT_MS; n < 2 && now_ms() < end; ) {
+			ret = ibv_start_poll(cq, &pa);
+			if (ret == ENOENT) {
+				usleep(100);
+				continue;
+			}
+			ASSERT_EQ(0, ret);
+			do {
+				EXPECT_EQ(IBV_WC_SUCCESS, cq->status);
+				ts[n] = core ? ibv_wc_read_completion_ts(cq) : 0;
+				wc_wall[n] = wall ?
+					ibv_wc_read_completion_wallclock_ns(cq) : 0;
+				n++;
+			} while (n < 2 && !ibv_next_poll(cq));
+			ibv_end_poll(cq);
+		}
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		r1 = clock_ns(CLOCK_REALTIME);
+		ASSERT_EQ(2, n);
+		EXPECT_SAME(r.p, l.p, 4096, "send with timestamps");
+		for (int i = 0; i < 2; i++) {
+			if (core) {
+				EXPECT_LE(t0, ts[i]);
+				EXPECT_GE(t1, ts[i]);
+				EXPECT_LE(last_ts, ts[i]) TH_LOG("went back");
+				last_ts = ts[i];
+			}
+			if (wall) {
+				EXPECT_LE(r0 - TS_SLACK_NS, wc_wall[i]);
+				EXPECT_GE(r1 + TS_SLACK_NS, wc_wall[i]);
+			}
+		}
+	}
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	buf_free(&l);
+	buf_free(&r);
+}
+
+TEST_F(ext, cq_timestamps)
+{
+	struct ibv_values_ex v = {
+		.comp_mask = IBV_VALUES_MASK_RAW_CLOCK | (1u << 5),
+	};
+	struct ibv_device_attr_ex da;
+	uint64_t t0, t1, raw;
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &da));
+	EXPECT_EQ(1000000, da.hca_core_clock) TH_LOG("kHz of a 1 GHz clock");
+	EXPECT_EQ(UINT64_MAX, da.completion_timestamp_mask);
+
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, ibv_query_rt_values_ex(self->ctx, &v));
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	EXPECT_EQ(IBV_VALUES_MASK_RAW_CLOCK, v.comp_mask);
+	raw = (uint64_t)v.raw_clock.tv_sec * 1000000000u + v.raw_clock.tv_nsec;
+	EXPECT_LE(t0, raw);
+	EXPECT_GE(t1, raw);
+	v.comp_mask = 0;
+	EXPECT_EQ(0, ibv_query_rt_values_ex(self->ctx, &v));
+	EXPECT_EQ(0, v.comp_mask);
+
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+}
+
+/* A kernel without SIB_UCTX_CAP_CQE_TS (the provider told to ignore it). */
+TEST_F(ext, cq_timestamps_unsupported)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_context *ctx;
+
+	ca.wc_flags = IBV_WC_EX_WITH_CVLAN;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("a flag sib lacks");
+
+	setenv("SIB_NO_CQE_TS", "1", 1);
+	ctx = pair_open_dev(SIB_DEV);
+	unsetenv("SIB_NO_CQE_TS");
+	ASSERT_NE(NULL, ctx);
+	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, ibv_query_rt_values_ex(ctx, &v));
+	ibv_close_device(ctx);
 }
 
 SIB_HARNESS_MAIN

@@ -62,6 +62,12 @@ enum sib_ucontext_caps {
 	 * doorbell file" below). Without this bit the flag gets EINVAL.
 	 */
 	SIB_UCTX_CAP_DB_STREAM = 1 << 3,
+	/*
+	 * The kernel writes sib_cqe.timestamp into every CQE of a CQ created
+	 * with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (see "Completion
+	 * timestamps" below). Without this bit the word stays 0.
+	 */
+	SIB_UCTX_CAP_CQE_TS = 1 << 4,
 };
 
 enum sib_ucontext_req_flags {
@@ -312,6 +318,13 @@ enum sib_wc_flags {
 /*
  * Completion queue entry. The first 48 bytes have the layout of
  * struct ibv_wc; status takes enum ibv_wc_status values.
+ *
+ * Completion timestamps (SIB_UCTX_CAP_CQE_TS): on a CQ created with
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION, timestamp is the kernel's
+ * CLOCK_MONOTONIC in nanoseconds (ktime_get_ns()) at the moment the
+ * kernel wrote the CQE into the ring. sib's "core clock" is that clock:
+ * 1 GHz (hca_core_clock 1000000 kHz), 64 bits wide. On other CQs, and
+ * with a kernel without the capability, timestamp is 0.
  */
 struct sib_cqe {
 	__aligned_u64 wr_id;
@@ -330,7 +343,7 @@ struct sib_cqe {
 	__u8 network_hdr_type;	/* UD over RoCEv2: 2 = IPv4, 3 = IPv6 */
 	__u8 reserved0;
 	__u32 reserved1;
-	__aligned_u64 reserved2[1];
+	__aligned_u64 timestamp;	/* ns of CLOCK_MONOTONIC, or 0 */
 };
 
 #define SIB_CQE_SIZE		64

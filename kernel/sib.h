@@ -239,6 +239,10 @@ struct sib_pd {
 #define SIB_MAX_AH		0x10000
 #define SIB_MAX_MCG		256	/* multicast groups per device */
 #define SIB_MAX_MCG_QP		32	/* QPs attached to one group */
+/* The caps every user context gets (enum sib_ucontext_caps). */
+#define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
+			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
+			 SIB_UCTX_CAP_CQE_TS)
 /* The "core clock" of CQE timestamps: ns of CLOCK_MONOTONIC, in kHz. */
 #define SIB_CORE_CLOCK_KHZ	1000000
 

@@ -111,6 +111,29 @@ static int sib_dealloc_pd(struct ibv_pd *ibpd)
 	return 0;
 }
 
+/*
+ * A PD of the context's command file, by its handle. There is no kernel
+ * query for a PD: a wrong handle shows when the PD is used (EINVAL).
+ */
+static struct ibv_pd *sib_import_pd(struct ibv_context *ibctx,
+				    uint32_t pd_handle)
+{
+	struct sib_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	return &pd->ibv_pd;
+}
+
+static void sib_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_spd(ibpd));
+}
+
 /* ---------------------------------------------------------------------
  * Thread domains and parent domains
  *
@@ -342,6 +365,8 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.destroy_srq = sib_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sib_free_context,
+	.import_mr = sib_import_mr,
+	.import_pd = sib_import_pd,
 	.modify_qp = sib_modify_qp,
 	.modify_srq = sib_modify_srq,
 	.poll_cq = sib_poll_cq,
@@ -357,7 +382,11 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.req_notify_cq = sib_req_notify_cq,
 	.rereg_mr = sib_rereg_mr,
 	.resize_cq = sib_resize_cq,
+	.unimport_mr = sib_unimport_mr,
+	.unimport_pd = sib_unimport_pd,
 };
+
+static void sib_caps_from_env(struct sib_context *ctx);
 
 /*
  * The kernel writes struct sib_alloc_ucontext_resp into the udata out
@@ -380,6 +409,13 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* An older kernel ignores the request and leaves db_fd 0. */
 	if ((ctx->caps & SIB_UCTX_CAP_DB_FD) && uresp->db_fd >= 0)
 		ctx->db_fd = uresp->db_fd;
+	sib_caps_from_env(ctx);
+	return 0;
+}
+
+/* Caps that the environment turns off, for measurements and tests. */
+static void sib_caps_from_env(struct sib_context *ctx)
+{
 	/* For measurements and tests: ring every doorbell. */
 	if (getenv("SIB_DOORBELL_ALWAYS"))
 		ctx->caps &= ~SIB_UCTX_CAP_SQ_KPOLL;
@@ -392,7 +428,6 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* For tests: behave like a provider on a kernel without timestamps. */
 	if (getenv("SIB_NO_CQE_TS"))
 		ctx->caps &= ~SIB_UCTX_CAP_CQE_TS;
-	return 0;
 }
 
 static struct verbs_context *sib_alloc_context(struct ibv_device *ibdev,
@@ -434,6 +469,59 @@ err_free:
 	free(ctx);
 	errno = ret;
 	return NULL;
+}
+
+/* The caps of SIB_SYSFS_CAPS, or none (a kernel without the attribute). */
+static uint32_t sib_sysfs_caps(struct ibv_device *ibdev)
+{
+	char buf[32], *end;
+	unsigned long caps;
+	int len;
+
+	memset(buf, 0, sizeof(buf));
+	len = ibv_read_ibdev_sysfs_file(buf, sizeof(buf),
+					verbs_get_device(ibdev)->sysfs, "%s",
+					SIB_SYSFS_CAPS);
+	if (len <= 0 || (size_t)len >= sizeof(buf))
+		return 0;
+	errno = 0;
+	caps = strtoul(buf, &end, 16);
+	if (errno || *end || caps > UINT32_MAX)
+		return 0;
+	return caps;
+}
+
+/*
+ * ibv_import_device(): a context on another context's command file. The
+ * kernel context (and its ABI check) is the exporter's; QUERY_CONTEXT
+ * checks that the file is alive. The exporter's doorbell file is not
+ * ours, so doorbells go through uverbs.
+ */
+static struct verbs_context *sib_import_context(struct ibv_device *ibdev,
+						int cmd_fd)
+{
+	struct sib_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ctx->db_fd = -1;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	ctx->caps = sib_sysfs_caps(ibdev) &
+		    ~(uint32_t)(SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM);
+	sib_caps_from_env(ctx);
+	verbs_set_ops(&ctx->ibv_ctx, &sib_ctx_ops);
+	return &ctx->ibv_ctx;
 }
 
 static void sib_free_context(struct ibv_context *ibctx)
@@ -522,6 +610,7 @@ static const struct verbs_device_ops sib_dev_ops = {
 	.alloc_device = sib_alloc_device,
 	.uninit_device = sib_uninit_device,
 	.alloc_context = sib_alloc_context,
+	.import_context = sib_import_context,
 };
 
 SIB_PROVIDER_DRIVER(sib, sib_dev_ops);

@@ -358,6 +358,8 @@ struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int sib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		 void *addr, size_t length, int access);
 int sib_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mr *sib_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void sib_unimport_mr(struct ibv_mr *mr);
 struct ibv_mw *sib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int sib_dealloc_mw(struct ibv_mw *mw);
 int sib_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,

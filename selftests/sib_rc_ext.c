@@ -11,10 +11,12 @@
  * not hold up another, and a waiting QP does not spin; parent and thread
  * domains (traffic through them, locks skipped on a thread domain, the
  * allocator callbacks, busy and invalid domains); completion timestamps
- * (core clock and wall clock, hca_core_clock, ibv_query_rt_values_ex).
+ * (core clock and wall clock, hca_core_clock, ibv_query_rt_values_ex);
+ * ibv_import_device, ibv_import_pd and ibv_import_mr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -2184,6 +2186,125 @@ TEST_F(ext, cq_timestamps_unsupported)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(EOPNOTSUPP, ibv_query_rt_values_ex(ctx, &v));
 	ibv_close_device(ctx);
+}
+
+/* ---- importing a context, a PD and an MR -------------------------------- */
+
+/*
+ * A second context on a dup of the first one's command file, the PD and
+ * MR imported into it: QPs made there move data with the imported keys,
+ * and unimporting leaves the objects to their owner.
+ */
+TEST_F(ext, import_device_pd_mr)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_qp *qp[2] = {};
+	struct ibv_context *ictx;
+	struct ibv_cq_ex *cq;
+	struct ibv_pd *ipd;
+	struct ibv_mr *imr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct buf b;
+	int fd;
+
+	ASSERT_EQ(0, buf_new(&b, self->pd, 16384, ACC_ALL));
+	fd = dup(self->ctx->cmd_fd);
+	ASSERT_LE(0, fd);
+	ictx = ibv_import_device(fd);
+	ASSERT_NE(NULL, ictx) TH_LOG("import_device: %s", strerror(errno));
+	EXPECT_EQ(fd, ictx->cmd_fd);
+	EXPECT_STREQ(ibv_get_device_name(self->ctx->device),
+		     ibv_get_device_name(ictx->device));
+	ipd = ibv_import_pd(ictx, self->pd->handle);
+	ASSERT_NE(NULL, ipd) TH_LOG("import_pd: %s", strerror(errno));
+	EXPECT_EQ(self->pd->handle, ipd->handle);
+	imr = ibv_import_mr(ipd, b.mr->handle);
+	ASSERT_NE(NULL, imr) TH_LOG("import_mr: %s", strerror(errno));
+	EXPECT_EQ(b.mr->lkey, imr->lkey);
+	EXPECT_EQ(b.mr->rkey, imr->rkey);
+	EXPECT_EQ(b.mr->length, imr->length);
+	EXPECT_EQ(b.mr->handle, imr->handle);
+	EXPECT_EQ(ipd, imr->pd);
+
+	/* The imported context takes the kernel's caps from sysfs. */
+	cq = ibv_create_cq_ex(ictx, &ca);
+	ASSERT_NE(NULL, cq) TH_LOG("timestamped CQ in an imported context: %s",
+				   strerror(errno));
+	ASSERT_EQ(0, pdom_qps(ictx, ipd, self->gid, cq, qp));
+	fill_pattern(b.p, 4096, 77);
+	sge = (struct ibv_sge){ .addr = buf_addr(&b, 4096), .length = 4096,
+				.lkey = imr->lkey };
+	ASSERT_EQ(0, post_recv_sges(qp[1], 1, &sge, 1));
+	sge = (struct ibv_sge){ .addr = buf_addr(&b, 0), .length = 4096,
+				.lkey = imr->lkey };
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, cqx_next(cq, &wc));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	EXPECT_SAME(b.p + 4096, b.p, 4096, "send with an imported MR");
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_WRITE, 3, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&b, 8192),
+			     imr->rkey));
+	ASSERT_EQ(0, cqx_next(cq, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_SAME(b.p + 8192, b.p, 4096, "write to an imported MR's rkey");
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+	EXPECT_EQ(0, ibv_close_device(ictx));
+	/* The owner's MR and PD are still there. */
+	EXPECT_EQ(0, ibv_dereg_mr(b.mr));
+	b.mr = NULL;
+	buf_free(&b);
+}
+
+TEST_F(ext, import_invalid)
+{
+	struct ibv_context *ictx;
+	struct ibv_pd *ipd;
+	struct ibv_mr *mr;
+	int fd;
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_import_device(-1));
+	EXPECT_EQ(EINVAL, errno);
+	fd = open("/dev/null", O_RDWR);
+	ASSERT_LE(0, fd);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_import_device(fd)) TH_LOG("not a uverbs file");
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+
+	fd = dup(self->ctx->cmd_fd);
+	ASSERT_LE(0, fd);
+	ictx = ibv_import_device(fd);
+	ASSERT_NE(NULL, ictx);
+	/* An MR handle that does not exist. */
+	errno = 0;
+	mr = ibv_import_mr(self->pd, 0x7fffff);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_NE(0, errno);
+	/* A PD handle that does not exist fails where it is used. */
+	ipd = ibv_import_pd(ictx, 0x7fffff);
+	ASSERT_NE(NULL, ipd);
+	errno = 0;
+	mr = ibv_reg_mr(ipd, self->l.p, 4096, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_EQ(NULL, mr) TH_LOG("reg_mr on an imported non-PD");
+	EXPECT_NE(0, errno);
+	if (mr)
+		ibv_dereg_mr(mr);
+	ibv_unimport_pd(ipd);
+	EXPECT_EQ(0, ibv_close_device(ictx));
 }
 
 SIB_HARNESS_MAIN

@@ -33,6 +33,16 @@
 #define SIB_SYSFS_MAGIC		"sib"
 
 /*
+ * /sys/class/infiniband/<ibdev>/SIB_SYSFS_CAPS holds the enum
+ * sib_ucontext_caps bits that alloc_ucontext reports, as "0x%x\n". A
+ * context imported from another's command file (ibv_import_device) gets
+ * no alloc_ucontext response and learns them here; it has no doorbell
+ * file, so it ignores SIB_UCTX_CAP_DB_FD and SIB_UCTX_CAP_DB_STREAM. A
+ * kernel without the attribute: an imported context assumes no caps.
+ */
+#define SIB_SYSFS_CAPS		"sib_caps"
+
+/*
  * alloc_ucontext: the request asks for optional objects (an older kernel
  * ignores it); the response tells the provider which ABI the kernel speaks
  * and which optional features it implements.

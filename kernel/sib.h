@@ -235,7 +235,7 @@ struct sib_pd {
 #define SIB_MAX_SRQ		0x1000
 #define SIB_MAX_SRQ_WR		0x4000
 #define SIB_MAX_SRQ_SGE		32
-#define SIB_MAX_RD_ATOMIC	16
+#define SIB_MAX_RD_ATOMIC	128
 #define SIB_MAX_AH		0x10000
 #define SIB_MAX_MCG		256	/* multicast groups per device */
 #define SIB_MAX_MCG_QP		32	/* QPs attached to one group */

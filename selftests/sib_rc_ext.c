@@ -12,7 +12,8 @@
  * domains (traffic through them, locks skipped on a thread domain, the
  * allocator callbacks, busy and invalid domains); completion timestamps
  * (core clock and wall clock, hca_core_clock, ibv_query_rt_values_ex);
- * ibv_import_device, ibv_import_pd and ibv_import_mr.
+ * ibv_import_device, ibv_import_pd and ibv_import_mr; 128 outstanding
+ * READs and atomics.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -2305,6 +2306,135 @@ TEST_F(ext, import_invalid)
 		ibv_dereg_mr(mr);
 	ibv_unimport_pd(ipd);
 	EXPECT_EQ(0, ibv_close_device(ictx));
+}
+
+/* ---- 128 outstanding READs and atomics ---------------------------------- */
+
+/* RESET -> RTS towards @dqpn with @nrd READs/atomics each way. */
+static int rd_connect(struct ibv_qp *qp, int gid, const union ibv_gid *dgid,
+		      uint32_t dqpn, uint8_t nrd)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = nrd;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = gid;
+	a.ah_attr.grh.dgid = *dgid;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = nrd;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+TEST_F(ext, rd_atomic_128)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 256, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	static struct ibv_wc wc[256];
+	struct ibv_device_attr da;
+	struct ibv_qp *qp[2], *q3;
+	uint64_t *cnt, seen[128];
+	union ibv_gid g;
+	struct ibv_sge sge;
+	struct ibv_cq *cq;
+	int n;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	EXPECT_EQ(128, da.max_qp_rd_atom);
+	EXPECT_EQ(128, da.max_qp_init_rd_atom);
+
+	cq = ibv_create_cq(self->ctx, 512, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, self->gid, &g));
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp(self->pd, &qa);
+		ASSERT_NE(NULL, qp[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, rd_connect(qp[i], self->gid, &g, qp[!i]->qp_num,
+					128));
+
+	/* 128 READs of 4 KiB in flight at once, every byte checked. */
+	fill_pattern(self->r.p, 128 * 4096, 128);
+	memset(self->l.p, 0, 128 * 4096);
+	for (int i = 0; i < 128; i++) {
+		sge = mk_sge(&self->l, i * 4096, 4096);
+		ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_READ, i, &sge, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, i * 4096),
+				     self->r.mr->rkey));
+	}
+	n = poll_n(cq, wc, 128, WAIT_MS * 4);
+	ASSERT_EQ(128, n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(i, wc[i].wr_id) TH_LOG("in order");
+	}
+	EXPECT_SAME(self->l.p, self->r.p, 128 * 4096, "128 READs");
+
+	/* 128 fetch-and-adds in flight: each sees a different count. */
+	cnt = (uint64_t *)self->r.p;
+	*cnt = 0;
+	for (int i = 0; i < 128; i++) {
+		sge = mk_sge(&self->l, i * 8, 8);
+		ASSERT_EQ(0, post_atomic(qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 i, &sge, IBV_SEND_SIGNALED,
+					 buf_addr(&self->r, 0),
+					 self->r.mr->rkey, 1, 0));
+	}
+	n = poll_n(cq, wc, 128, WAIT_MS * 4);
+	ASSERT_EQ(128, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+	EXPECT_EQ(128, *cnt);
+	memcpy(seen, self->l.p, sizeof(seen));
+	for (int i = 0; i < 128; i++) {
+		EXPECT_EQ(i, seen[i]) TH_LOG("fetched value %d", i);
+	}
+
+	/* More than the device offers. */
+	q3 = ibv_create_qp(self->pd, &qa);
+	ASSERT_NE(NULL, q3);
+	EXPECT_EQ(EINVAL, rd_connect(q3, self->gid, &g, qp[0]->qp_num, 129));
+	EXPECT_EQ(0, ibv_destroy_qp(q3));
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
 SIB_HARNESS_MAIN

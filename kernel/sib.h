@@ -238,10 +238,16 @@ struct sib_pd {
 #define SIB_MAX_SRQ		0x1000
 #define SIB_MAX_SRQ_WR		0x4000
 #define SIB_MAX_SRQ_SGE		32
-#define SIB_MAX_RD_ATOMIC	16
+#define SIB_MAX_RD_ATOMIC	128
 #define SIB_MAX_AH		0x10000
 #define SIB_MAX_MCG		256	/* multicast groups per device */
 #define SIB_MAX_MCG_QP		32	/* QPs attached to one group */
+/* The caps every user context gets (enum sib_ucontext_caps). */
+#define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
+			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
+			 SIB_UCTX_CAP_CQE_TS)
+/* The "core clock" of CQE timestamps: ns of CLOCK_MONOTONIC, in kHz. */
+#define SIB_CORE_CLOCK_KHZ	1000000
 
 /**
  * struct sib_cq - completion queue
@@ -253,6 +259,7 @@ struct sib_pd {
  *		completions may be posted from any context
  * @notify:	armed notification (IB_CQ_NEXT_COMP or IB_CQ_SOLICITED), or 0
  * @error:	an overrun happened (IBA 11.4.2.1); no more CQEs are posted
+ * @timestamp:	write the completion time into each CQE (set at creation)
  */
 struct sib_cq {
 	struct ib_cq ib_cq;
@@ -260,6 +267,7 @@ struct sib_cq {
 	spinlock_t lock;	/* see above */
 	u8 notify;
 	bool error;
+	bool timestamp;
 };
 
 static inline struct sib_dev *to_sdev(struct ib_device *ib_dev)

@@ -43,7 +43,7 @@ int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
 	struct sib_cq *cq = to_scq(ib_cq);
 	int ret;
 
-	if (attr->flags)
+	if (attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION)
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > SIB_MAX_CQE)
 		return -EINVAL;
@@ -53,6 +53,7 @@ int sib_create_cq(struct ib_cq *ib_cq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	cq->timestamp = attr->flags & IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
 	ret = sib_cq_ring(cq, attr->cqe, udata, &cq->q);
 	if (ret)
 		goto err;
@@ -164,6 +165,7 @@ static void sib_cq_overrun(struct sib_cq *cq)
  */
 int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
 {
+	struct sib_cqe *slot;
 	unsigned long flags;
 	bool notify = false;
 	int room;
@@ -178,7 +180,10 @@ int sib_cq_post(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
 		return -EOVERFLOW;
 	}
 	trace_sib_cqe(cq, cqe, true);
-	memcpy(sib_queue_slot(&cq->q, cq->q.kidx), cqe, sizeof(*cqe));
+	slot = sib_queue_slot(&cq->q, cq->q.kidx);
+	memcpy(slot, cqe, sizeof(*cqe));
+	if (cq->timestamp)
+		slot->timestamp = ktime_get_ns();
 	sib_queue_produce(&cq->q);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {

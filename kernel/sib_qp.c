@@ -445,7 +445,11 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 				  __GFP_ZERO | __GFP_NOWARN);
 	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe),
 			    GFP_KERNEL_ACCOUNT);
-	if (!qp->sq_shadow || !qp->swqe)
+	/* 128 * 56 bytes for RC; only RC takes READs and atomics. */
+	qp->resp_nres = init->qp_type == IB_QPT_RC ? SIB_MAX_RD_ATOMIC : 1;
+	qp->resp_res = kcalloc(qp->resp_nres, sizeof(*qp->resp_res),
+			       GFP_KERNEL_ACCOUNT);
+	if (!qp->sq_shadow || !qp->swqe || !qp->resp_res)
 		return -ENOMEM;
 	cap->max_send_wr = qp->sq.nslots;
 	cap->max_send_sge = qp->max_send_sge;
@@ -474,6 +478,7 @@ static void sib_qp_free_rings(struct sib_qp *qp)
 	if (qp->rq.hdr)
 		sib_queue_destroy(&qp->rq);
 	vfree(qp->sq_shadow);
+	kfree(qp->resp_res);
 	kvfree(qp->swqe);
 }
 
@@ -758,6 +763,7 @@ static void sib_qp_reset(struct sib_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));	/* SIB_RESP_MSG_NONE */
+	memset(qp->resp_res, 0, qp->resp_nres * sizeof(*qp->resp_res));
 	/* Drop every WQE in the rings: consumer catches up with producer. */
 	qp->sq.kidx = READ_ONCE(qp->sq.hdr->prod);
 	/* Publish the slots before the index (ring rule). */

@@ -235,11 +235,8 @@ enum sib_resp_msg {
  * @resid:	RDMA WRITE in progress: bytes left of the RETH's length
  * @write_len:	RDMA WRITE in progress: the RETH's length (the byte_len of
  *		a WRITE_WITH_IMM completion)
- * @res:	READ/atomic resources, kept to answer duplicates; the first
- *		max(max_dest_rd_atomic, 1) entries are used, as a ring; an
- *		entry with opcode 0 is unused
- * @res_next:	index in @res of the entry the next READ or atomic
- *		overwrites (the oldest), modulo max(max_dest_rd_atomic, 1)
+ * @res_next:	index in the QP's resp_res of the entry the next READ or
+ *		atomic overwrites (the oldest), modulo sib_resp_nres()
  * @rd:		the READ whose responses are being sent
  * @starved:	the last credits told to the requester were zero (or an
  *		RNR NAK): the next receive posted sends a credit update
@@ -257,7 +254,6 @@ struct sib_resp {
 	u64 va;
 	u32 resid;
 	u32 write_len;
-	struct sib_resp_res res[SIB_MAX_RD_ATOMIC];
 	u32 res_next;
 	struct sib_resp_read rd;
 	bool starved;
@@ -383,6 +379,10 @@ bool sib_wire_busy(struct sib_qp *qp);
  *		its consumer side is under @engine
  * @sq_shadow:	the kernel's copy of every SQ slot (@sq.slot_size each)
  * @swqe:	per SQ slot progress
+ * @resp_res:	the responder's READ/atomic resources, kept to answer
+ *		duplicates: @resp_nres entries, used as a ring of
+ *		sib_resp_nres(); an entry with opcode 0 is unused; under @engine
+ * @resp_nres:	entries of @resp_res: SIB_MAX_RD_ATOMIC for RC, else 1
  * @max_inline: inline bytes a SQ slot holds
  * @rxq:	input packets; skb_queue's own lock guards it
  * @lack:	the latest ACK of a local peer, passed without a packet
@@ -447,6 +447,8 @@ struct sib_qp {
 	struct sib_queue rq;
 	void *sq_shadow;
 	struct sib_swqe *swqe;
+	struct sib_resp_res *resp_res;
+	u32 resp_nres;
 	struct sk_buff_head rxq;
 	struct sib_lack lack;
 	struct work_struct work;
@@ -580,6 +582,12 @@ struct sib_pkt {
 	bool icrc_room;		/* ends with the pad and the ICRC's place */
 	unsigned long due;	/* fault injection: when a delayed one goes */
 };
+
+/* Responder resources in use: max(max_dest_rd_atomic, 1), within resp_res. */
+static inline u32 sib_resp_nres(struct sib_qp *qp)
+{
+	return clamp_t(u32, qp->attr.max_dest_rd_atomic, 1, qp->resp_nres);
+}
 
 static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)
 {

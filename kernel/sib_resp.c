@@ -136,14 +136,14 @@ static u8 sib_ack_syndrome(struct sib_qp *qp)
  */
 static u32 sib_resp_update_psn(struct sib_qp *qp)
 {
-	u32 i, pass, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 i, pass, n = sib_resp_nres(qp);
 	u32 psn = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
 	bool moved = true;
 
 	for (pass = 0; moved && pass <= n; pass++) {
 		moved = false;
 		for (i = 0; i < n; i++) {
-			struct sib_resp_res *res = &qp->resp.res[i];
+			struct sib_resp_res *res = &qp->resp_res[i];
 
 			if (res->opcode &&
 			    sib_psn_cmp(res->first_psn, psn) <= 0 &&
@@ -501,8 +501,8 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 
 static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
 {
-	u32 n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
-	struct sib_resp_res *res = &qp->resp.res[qp->resp.res_next % n];
+	u32 n = sib_resp_nres(qp);
+	struct sib_resp_res *res = &qp->resp_res[qp->resp.res_next % n];
 
 	qp->resp.res_next = (qp->resp.res_next + 1) % n;
 	return res;
@@ -798,11 +798,11 @@ static bool sib_resp_atomic_same(const struct sib_resp_res *res,
  */
 static u32 sib_resp_dup_ack_psn(struct sib_qp *qp, u32 psn)
 {
-	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 i, n = sib_resp_nres(qp);
 	u32 ack = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
 
 	for (i = 0; i < n; i++) {
-		struct sib_resp_res *res = &qp->resp.res[i];
+		struct sib_resp_res *res = &qp->resp_res[i];
 
 		if (!res->opcode)
 			continue;
@@ -816,7 +816,7 @@ static u32 sib_resp_dup_ack_psn(struct sib_qp *qp, u32 psn)
 static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
-	u32 i, n = max_t(u32, qp->attr.max_dest_rd_atomic, 1);
+	u32 i, n = sib_resp_nres(qp);
 
 	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
 		/* Already executed: acknowledge, never execute again. */
@@ -826,7 +826,7 @@ static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct sib_resp_res *res = &qp->resp.res[i];
+		struct sib_resp_res *res = &qp->resp_res[i];
 
 		if (res->opcode != pkt->opcode ||
 		    sib_psn_cmp(pkt->psn, res->first_psn) < 0 ||

@@ -64,6 +64,9 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* CQE timestamps are ns of CLOCK_MONOTONIC: a 1 GHz, 64-bit clock. */
+	attr->hca_core_clock = SIB_CORE_CLOCK_KHZ;
+	attr->timestamp_mask = U64_MAX;
 	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
 	return 0;
@@ -210,8 +213,7 @@ static int sib_alloc_ucontext(struct ib_ucontext *ib_uc,
 	struct sib_ucontext *uctx = to_suctx(ib_uc);
 	struct sib_alloc_ucontext_resp resp = {
 		.abi_version = SIB_UVERBS_ABI_VERSION,
-		.caps = SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT |
-			SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM,
+		.caps = SIB_UCTX_CAPS,
 		.db_fd = -1,
 	};
 	struct sib_alloc_ucontext_cmd cmd;
@@ -249,6 +251,16 @@ err_fd:
 	if (resp.db_fd >= 0)
 		put_unused_fd(resp.db_fd);
 	return ret;
+}
+
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT, which ibv_import_device() issues: ib_core
+ * answers it; sib adds nothing (the caps are in sysfs, SIB_SYSFS_CAPS).
+ */
+static int sib_query_ucontext(struct ib_ucontext *ib_uc,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return 0;
 }
 
 static void sib_dealloc_ucontext(struct ib_ucontext *ib_uc)
@@ -334,6 +346,14 @@ static ssize_t sib_abi_show(struct device *device,
 }
 static DEVICE_ATTR_RO(sib_abi);
 
+/* What alloc_ucontext reports in caps, for imported contexts. */
+static ssize_t sib_caps_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0x%x\n", SIB_UCTX_CAPS);
+}
+static DEVICE_ATTR_RO(sib_caps);
+
 static ssize_t netdev_show(struct device *device,
 			   struct device_attribute *attr, char *buf)
 {
@@ -373,6 +393,7 @@ static DEVICE_ATTR_RW(credits);
 
 static struct attribute *sib_dev_attrs[] = {
 	&dev_attr_sib_abi.attr,
+	&dev_attr_sib_caps.attr,
 	&dev_attr_netdev.attr,
 	&dev_attr_credits.attr,
 	&dev_attr_capture.attr,
@@ -482,6 +503,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_device = sib_query_device,
 	.query_pkey = sib_query_pkey,
 	.query_port = sib_query_port,
+	.query_ucontext = sib_query_ucontext,
 	SIB_MR_DEV_OPS
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sib_ah, ib_ah),

@@ -82,16 +82,153 @@ static struct ibv_pd *sib_alloc_pd(struct ibv_context *ibctx)
 	return &pd->ibv_pd;
 }
 
+/*
+ * A parent domain only drops its references; a PD that parent domains
+ * still extend is busy.
+ */
 static int sib_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct sib_pd *pd = to_spd(ibpd);
 	int ret;
+
+	if (pd->parent) {
+		if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+			return EBUSY;
+		__atomic_sub_fetch(&pd->parent->users, 1, __ATOMIC_RELAXED);
+		if (pd->td)
+			__atomic_sub_fetch(&pd->td->users, 1, __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	if (__atomic_load_n(&pd->users, __ATOMIC_RELAXED))
+		return EBUSY;
 
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 
-	free(to_spd(ibpd));
+	free(pd);
 	return 0;
+}
+
+/*
+ * A PD of the context's command file, by its handle. There is no kernel
+ * query for a PD: a wrong handle shows when the PD is used (EINVAL).
+ */
+static struct ibv_pd *sib_import_pd(struct ibv_context *ibctx,
+				    uint32_t pd_handle)
+{
+	struct sib_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	return &pd->ibv_pd;
+}
+
+static void sib_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_spd(ibpd));
+}
+
+/* ---------------------------------------------------------------------
+ * Thread domains and parent domains
+ *
+ * Both live in the provider only: the kernel sees the PD a parent domain
+ * extends (same handle). A thread domain turns off the locks of the QPs
+ * and CQs created on a parent domain that holds it. sib's queues are
+ * rings the kernel allocates and the process maps, so the provider has
+ * no queue memory of its own to take from the parent domain's allocator:
+ * alloc and free are kept for the application but never called.
+ */
+static struct ibv_td *sib_alloc_td(struct ibv_context *ibctx,
+				   struct ibv_td_init_attr *attr)
+{
+	struct sib_td *td;
+
+	if (!attr || attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	td = calloc(1, sizeof(*td));
+	if (!td)
+		return NULL;
+
+	td->ibv_td.context = ibctx;
+	return &td->ibv_td;
+}
+
+static int sib_dealloc_td(struct ibv_td *ibtd)
+{
+	struct sib_td *td = container_of(ibtd, struct sib_td, ibv_td);
+
+	if (__atomic_load_n(&td->users, __ATOMIC_RELAXED))
+		return EBUSY;
+
+	free(td);
+	return 0;
+}
+
+enum {
+	SIB_PDOM_COMP_MASK = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+};
+
+/* EINVAL unless @attr names a PD (not a parent domain) of @ibctx. */
+static int sib_check_pdom_attr(struct ibv_context *ibctx,
+			       const struct ibv_parent_domain_init_attr *attr)
+{
+	if (attr->comp_mask & ~(uint32_t)SIB_PDOM_COMP_MASK)
+		return EINVAL;
+	if (!attr->pd || attr->pd->context != ibctx || to_spd(attr->pd)->parent)
+		return EINVAL;
+	if (attr->td && attr->td->context != ibctx)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free))
+		return EINVAL;
+	return 0;
+}
+
+static struct ibv_pd *
+sib_alloc_parent_domain(struct ibv_context *ibctx,
+			struct ibv_parent_domain_init_attr *attr)
+{
+	struct sib_pd *pdom, *pd;
+	int ret;
+
+	ret = sib_check_pdom_attr(ibctx, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	pdom = calloc(1, sizeof(*pdom));
+	if (!pdom)
+		return NULL;
+
+	pd = to_spd(attr->pd);
+	pdom->ibv_pd.context = ibctx;
+	pdom->ibv_pd.handle = pd->ibv_pd.handle;
+	pdom->pdn = pd->pdn;
+	pdom->parent = pd;
+	if (attr->td)
+		pdom->td = container_of(attr->td, struct sib_td, ibv_td);
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pdom->alloc = attr->alloc;
+		pdom->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pdom->pd_context = attr->pd_context;
+
+	__atomic_add_fetch(&pd->users, 1, __ATOMIC_RELAXED);
+	if (pdom->td)
+		__atomic_add_fetch(&pdom->td->users, 1, __ATOMIC_RELAXED);
+	return &pdom->ibv_pd;
 }
 
 /* ---------------------------------------------------------------------
@@ -206,7 +343,9 @@ static void sib_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sib_ctx_ops = {
 	.alloc_mw = sib_alloc_mw,
+	.alloc_parent_domain = sib_alloc_parent_domain,
 	.alloc_pd = sib_alloc_pd,
+	.alloc_td = sib_alloc_td,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = sib_bind_mw,
 	.create_ah = sib_create_ah,
@@ -218,6 +357,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.create_srq_ex = sib_create_srq_ex,
 	.dealloc_mw = sib_dealloc_mw,
 	.dealloc_pd = sib_dealloc_pd,
+	.dealloc_td = sib_dealloc_td,
 	.dereg_mr = sib_dereg_mr,
 	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,
@@ -225,6 +365,8 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.destroy_srq = sib_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sib_free_context,
+	.import_mr = sib_import_mr,
+	.import_pd = sib_import_pd,
 	.modify_qp = sib_modify_qp,
 	.modify_srq = sib_modify_srq,
 	.poll_cq = sib_poll_cq,
@@ -234,12 +376,17 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.query_device_ex = sib_query_device_ex,
 	.query_port = sib_query_port,
 	.query_qp = sib_query_qp,
+	.query_rt_values = sib_query_rt_values,
 	.query_srq = sib_query_srq,
 	.reg_mr = sib_reg_mr,
 	.req_notify_cq = sib_req_notify_cq,
 	.rereg_mr = sib_rereg_mr,
 	.resize_cq = sib_resize_cq,
+	.unimport_mr = sib_unimport_mr,
+	.unimport_pd = sib_unimport_pd,
 };
+
+static void sib_caps_from_env(struct sib_context *ctx);
 
 /*
  * The kernel writes struct sib_alloc_ucontext_resp into the udata out
@@ -262,6 +409,13 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* An older kernel ignores the request and leaves db_fd 0. */
 	if ((ctx->caps & SIB_UCTX_CAP_DB_FD) && uresp->db_fd >= 0)
 		ctx->db_fd = uresp->db_fd;
+	sib_caps_from_env(ctx);
+	return 0;
+}
+
+/* Caps that the environment turns off, for measurements and tests. */
+static void sib_caps_from_env(struct sib_context *ctx)
+{
 	/* For measurements and tests: ring every doorbell. */
 	if (getenv("SIB_DOORBELL_ALWAYS"))
 		ctx->caps &= ~SIB_UCTX_CAP_SQ_KPOLL;
@@ -271,7 +425,9 @@ static int sib_check_ucontext_resp(struct sib_context *ctx,
 	/* For measurements and tests: no streaming hints, engines inline. */
 	if (getenv("SIB_DOORBELL_NOSTREAM"))
 		ctx->caps &= ~SIB_UCTX_CAP_DB_STREAM;
-	return 0;
+	/* For tests: behave like a provider on a kernel without timestamps. */
+	if (getenv("SIB_NO_CQE_TS"))
+		ctx->caps &= ~SIB_UCTX_CAP_CQE_TS;
 }
 
 static struct verbs_context *sib_alloc_context(struct ibv_device *ibdev,
@@ -313,6 +469,59 @@ err_free:
 	free(ctx);
 	errno = ret;
 	return NULL;
+}
+
+/* The caps of SIB_SYSFS_CAPS, or none (a kernel without the attribute). */
+static uint32_t sib_sysfs_caps(struct ibv_device *ibdev)
+{
+	char buf[32], *end;
+	unsigned long caps;
+	int len;
+
+	memset(buf, 0, sizeof(buf));
+	len = ibv_read_ibdev_sysfs_file(buf, sizeof(buf),
+					verbs_get_device(ibdev)->sysfs, "%s",
+					SIB_SYSFS_CAPS);
+	if (len <= 0 || (size_t)len >= sizeof(buf))
+		return 0;
+	errno = 0;
+	caps = strtoul(buf, &end, 16);
+	if (errno || *end || caps > UINT32_MAX)
+		return 0;
+	return caps;
+}
+
+/*
+ * ibv_import_device(): a context on another context's command file. The
+ * kernel context (and its ABI check) is the exporter's; QUERY_CONTEXT
+ * checks that the file is alive. The exporter's doorbell file is not
+ * ours, so doorbells go through uverbs.
+ */
+static struct verbs_context *sib_import_context(struct ibv_device *ibdev,
+						int cmd_fd)
+{
+	struct sib_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ctx->db_fd = -1;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	ctx->caps = sib_sysfs_caps(ibdev) &
+		    ~(uint32_t)(SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM);
+	sib_caps_from_env(ctx);
+	verbs_set_ops(&ctx->ibv_ctx, &sib_ctx_ops);
+	return &ctx->ibv_ctx;
 }
 
 static void sib_free_context(struct ibv_context *ibctx)
@@ -401,6 +610,7 @@ static const struct verbs_device_ops sib_dev_ops = {
 	.alloc_device = sib_alloc_device,
 	.uninit_device = sib_uninit_device,
 	.alloc_context = sib_alloc_context,
+	.import_context = sib_import_context,
 };
 
 SIB_PROVIDER_DRIVER(sib, sib_dev_ops);

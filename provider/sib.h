@@ -46,10 +46,83 @@ static inline void sib_ctx_polled(struct ibv_context *ibctx)
 		__atomic_store_n(n, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * A thread domain: the application promises that one thread at a time
+ * uses the QPs and CQs created on a parent domain that holds it, so
+ * their locks are skipped. users counts those parent domains (atomic).
+ */
+struct sib_td {
+	struct ibv_td ibv_td;
+	uint32_t users;
+};
+
+/*
+ * A protection domain, or a parent domain (parent != NULL) that extends
+ * the PD parent with a thread domain and the application's allocator.
+ * A parent domain shares its PD's kernel handle and pdn. users (atomic)
+ * counts the parent domains that extend a PD, or the QPs and CQs made on
+ * a parent domain; neither can be freed while it has users.
+ */
 struct sib_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	uint32_t users;
+	struct sib_pd *parent;
+	struct sib_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
+
+/* A thread domain, if @ibpd is a parent domain that holds one. */
+static inline struct sib_td *sib_pd_td(struct ibv_pd *ibpd)
+{
+	return ibpd ? container_of(ibpd, struct sib_pd, ibv_pd)->td : NULL;
+}
+
+/* A QP or CQ is made on (@delta 1) or leaves (-1) @ibpd. */
+static inline void sib_pd_use(struct ibv_pd *ibpd, int delta)
+{
+	struct sib_pd *pd = ibpd ? container_of(ibpd, struct sib_pd, ibv_pd) :
+				   NULL;
+
+	if (pd && pd->parent)
+		__atomic_add_fetch(&pd->users, delta, __ATOMIC_RELAXED);
+}
+
+/*
+ * A lock that a thread domain turns off: the application serialises the
+ * object's users itself (off is set once, at creation).
+ */
+struct sib_lock {
+	pthread_spinlock_t spin;
+	bool off;
+};
+
+static inline int sib_lock_init(struct sib_lock *l, bool off)
+{
+	l->off = off;
+	return pthread_spin_init(&l->spin, PTHREAD_PROCESS_PRIVATE);
+}
+
+static inline void sib_lock_destroy(struct sib_lock *l)
+{
+	pthread_spin_destroy(&l->spin);
+}
+
+static inline void sib_lock(struct sib_lock *l)
+{
+	if (!l->off)
+		pthread_spin_lock(&l->spin);
+}
+
+static inline void sib_unlock(struct sib_lock *l)
+{
+	if (!l->off)
+		pthread_spin_unlock(&l->spin);
+}
 
 /* ---------------------------------------------------------------------
  * Shared rings (see "Shared rings" in rdma_user_sib.h)
@@ -104,7 +177,7 @@ void sib_ring_unmap(struct sib_ring *ring);
  */
 struct sib_wq {
 	struct sib_ring ring;
-	pthread_spinlock_t lock;	/* serialises this process' producers */
+	struct sib_lock lock;		/* serialises this process' producers */
 	uint32_t max_wr;
 	uint32_t max_sge;
 	uint32_t max_inline;		/* SQ only */
@@ -131,7 +204,8 @@ int sib_wq_post_recv(struct sib_wq *wq, struct ibv_recv_wr *wr,
 struct sib_cq {
 	struct verbs_cq vcq;
 	struct sib_ring ring;		/* buf NULL after a failed remap */
-	pthread_spinlock_t lock;	/* serialises this process' pollers */
+	struct sib_lock lock;		/* serialises this process' pollers */
+	struct ibv_pd *pdom;		/* the parent domain it was made on */
 	/* Extended polling: the CQE between start_poll and end_poll. */
 	const struct sib_cqe *cur;
 	uint32_t cur_idx;
@@ -284,6 +358,8 @@ struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 int sib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		 void *addr, size_t length, int access);
 int sib_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mr *sib_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void sib_unimport_mr(struct ibv_mr *mr);
 struct ibv_mw *sib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int sib_dealloc_mw(struct ibv_mw *mw);
 int sib_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
@@ -299,6 +375,8 @@ int sib_destroy_cq(struct ibv_cq *ibcq);
 int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int sib_resize_cq(struct ibv_cq *ibcq, int cqe);
+int sib_query_rt_values(struct ibv_context *ibctx,
+			struct ibv_values_ex *values);
 void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn);
 
 /* sib_qp.c */

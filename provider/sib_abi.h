@@ -66,6 +66,7 @@ sib_static_offset(struct sib_recv_wqe, num_sge, 8);
 /* The first 48 bytes of a CQE are a struct ibv_wc. */
 sib_static_size(struct sib_cqe, SIB_CQE_SIZE);
 sib_static_size(struct ibv_wc, 48);
+sib_static_offset(struct sib_cqe, timestamp, 56);
 #define sib_cqe_as_wc(cqe_member, wc_member)                                   \
 	_Static_assert(offsetof(struct sib_cqe, cqe_member) ==                 \
 			       offsetof(struct ibv_wc, wc_member) &&           \

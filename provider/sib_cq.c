@@ -10,11 +10,14 @@
  * stays stable until we release-store the new cons.
  *
  * The per-CQ lock serialises pollers of this process and the resize,
- * which replaces the ring under it.
+ * which replaces the ring under it. A CQ made on a parent domain with a
+ * thread domain, or with IBV_CREATE_CQ_ATTR_SINGLE_THREADED, skips it:
+ * the application serialises those calls.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sib.h"
 
@@ -23,12 +26,17 @@ enum {
 			  IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
 			  IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
 			  IBV_WC_EX_WITH_DLID_PATH_BITS,
-	/* A hint only: we lock anyway. */
+	/* With SIB_UCTX_CAP_CQE_TS. */
+	SIB_CQ_WC_TS_FLAGS = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	/* One thread at a time polls: the CQ's lock is skipped. */
 	SIB_CQ_CREATE_FLAGS = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	SIB_CQ_COMP_MASK = IBV_CQ_INIT_ATTR_MASK_FLAGS |
+			   IBV_CQ_INIT_ATTR_MASK_PD,
 };
 
 static int sib_cq_init(struct sib_cq *cq, struct ibv_context *ibctx,
-		       const struct sib_create_cq_resp *uresp)
+		       const struct sib_create_cq_resp *uresp, bool lockless)
 {
 	int ret;
 
@@ -41,7 +49,7 @@ static int sib_cq_init(struct sib_cq *cq, struct ibv_context *ibctx,
 		return EPROTO;
 	}
 
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = sib_lock_init(&cq->lock, lockless);
 	if (ret) {
 		sib_ring_unmap(&cq->ring);
 		return ret;
@@ -68,7 +76,7 @@ struct ibv_cq *sib_create_cq(struct ibv_context *ibctx, int cqe,
 	if (ret)
 		goto err_free;
 
-	ret = sib_cq_init(cq, ibctx, &resp.drv_payload);
+	ret = sib_cq_init(cq, ibctx, &resp.drv_payload, false);
 	if (ret)
 		goto err_destroy;
 
@@ -91,8 +99,9 @@ int sib_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 
+	sib_pd_use(cq->pdom, -1);
 	sib_ring_unmap(&cq->ring);
-	pthread_spin_destroy(&cq->lock);
+	sib_lock_destroy(&cq->lock);
 	free(cq);
 	return 0;
 }
@@ -117,7 +126,7 @@ int sib_resize_cq(struct ibv_cq *ibcq, int cqe)
 	int ret;
 
 	memset(&resp, 0, sizeof(resp));
-	pthread_spin_lock(&cq->lock);
+	sib_lock(&cq->lock);
 
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
@@ -142,7 +151,7 @@ int sib_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	cq->ring = ring;
 out:
-	pthread_spin_unlock(&cq->lock);
+	sib_unlock(&cq->lock);
 	return ret;
 }
 
@@ -157,9 +166,9 @@ int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	int n;
 
 	sib_ctx_polled(ibcq->context);
-	pthread_spin_lock(&cq->lock);
+	sib_lock(&cq->lock);
 	if (!cq->ring.buf) {
-		pthread_spin_unlock(&cq->lock);
+		sib_unlock(&cq->lock);
 		errno = EIO;
 		return -1;
 	}
@@ -174,7 +183,7 @@ int sib_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 
 	if (n)
 		sib_store_release(&hdr->cons, cons + n);
-	pthread_spin_unlock(&cq->lock);
+	sib_unlock(&cq->lock);
 	return n;
 }
 
@@ -193,7 +202,7 @@ void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 	struct sib_ring_hdr *hdr;
 	uint32_t cons, prod, src, dst;
 
-	pthread_spin_lock(&cq->lock);
+	sib_lock(&cq->lock);
 	if (!cq->ring.buf)
 		goto out;
 
@@ -212,7 +221,7 @@ void sib_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
 	if (dst != cons)
 		sib_store_release(&hdr->cons, dst);
 out:
-	pthread_spin_unlock(&cq->lock);
+	sib_unlock(&cq->lock);
 }
 
 /* ---------------------------------------------------------------------
@@ -250,15 +259,15 @@ static int sib_start_poll(struct ibv_cq_ex *ibcq,
 		return EINVAL;
 
 	sib_ctx_polled(ibcq->context);
-	pthread_spin_lock(&cq->lock);
+	sib_lock(&cq->lock);
 	if (!cq->ring.buf) {
-		pthread_spin_unlock(&cq->lock);
+		sib_unlock(&cq->lock);
 		return EIO;
 	}
 
 	cons = sib_load_relaxed(&sib_ring_hdr(&cq->ring)->cons);
 	if (!sib_cq_fetch(cq, cons)) {
-		pthread_spin_unlock(&cq->lock);
+		sib_unlock(&cq->lock);
 		return ENOENT;
 	}
 	return 0;
@@ -286,7 +295,7 @@ static void sib_end_poll(struct ibv_cq_ex *ibcq)
 				  cq->cur_idx + 1);
 		cq->cur = NULL;
 	}
-	pthread_spin_unlock(&cq->lock);
+	sib_unlock(&cq->lock);
 }
 
 static enum ibv_wc_opcode sib_read_opcode(struct ibv_cq_ex *ibcq)
@@ -340,20 +349,99 @@ static uint8_t sib_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return to_scq_ex(ibcq)->cur->dlid_path_bits;
 }
 
+/*
+ * The extended CQ's attributes: EOPNOTSUPP for what sib lacks, EINVAL
+ * for a parent_domain that is not a parent domain of this context. The
+ * CQ polls without its lock when the parent domain holds a thread domain
+ * or the application says it polls from one thread.
+ */
+static int sib_check_cq_attr(struct ibv_context *ibctx,
+			     const struct ibv_cq_init_attr_ex *attr,
+			     bool *lockless)
+{
+	uint64_t wc_flags = SIB_CQ_WC_FLAGS;
+	struct sib_pd *pdom = NULL;
+
+	if (to_sctx(ibctx)->caps & SIB_UCTX_CAP_CQE_TS)
+		wc_flags |= SIB_CQ_WC_TS_FLAGS;
+	if ((attr->wc_flags & ~wc_flags) ||
+	    (attr->comp_mask & ~(uint32_t)SIB_CQ_COMP_MASK) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)SIB_CQ_CREATE_FLAGS)))
+		return EOPNOTSUPP;
+
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		if (!attr->parent_domain ||
+		    attr->parent_domain->context != ibctx)
+			return EINVAL;
+		pdom = to_spd(attr->parent_domain);
+		if (!pdom->parent)
+			return EINVAL;
+	}
+
+	*lockless = (pdom && pdom->td) ||
+		    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		     (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
+	return 0;
+}
+
+/*
+ * Completion timestamps. The core clock is the kernel's CLOCK_MONOTONIC in
+ * ns; the wall-clock time is that plus CLOCK_REALTIME - CLOCK_MONOTONIC as
+ * it stands when the CQE is read (so a step of the real-time clock between
+ * completion and poll shows in it).
+ */
+static uint64_t sib_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur->timestamp;
+}
+
+static uint64_t sib_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+static uint64_t sib_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return to_scq_ex(ibcq)->cur->timestamp + sib_timespec_ns(&real) -
+	       sib_timespec_ns(&mono);
+}
+
+/* The core clock now: CLOCK_MONOTONIC, which is what the kernel stamps. */
+int sib_query_rt_values(struct ibv_context *ibctx, struct ibv_values_ex *values)
+{
+	uint32_t mask = values->comp_mask;
+
+	if (!(to_sctx(ibctx)->caps & SIB_UCTX_CAP_CQE_TS))
+		return EOPNOTSUPP;
+
+	values->comp_mask = 0;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		if (clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+			return errno;
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	return 0;
+}
+
 struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 				   struct ibv_cq_init_attr_ex *attr)
 {
 	struct sib_cmd_create_cq_ex_resp resp;
 	struct sib_cmd_create_cq_ex cmd;
+	struct ibv_cq_init_attr_ex kattr;
 	struct ibv_cq_ex *cq_ex;
 	struct sib_cq *cq;
+	bool lockless;
 	int ret;
 
-	if ((attr->wc_flags & ~(uint64_t)SIB_CQ_WC_FLAGS) ||
-	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	     (attr->flags & ~(uint32_t)SIB_CQ_CREATE_FLAGS))) {
-		errno = EOPNOTSUPP;
+	ret = sib_check_cq_attr(ibctx, attr, &lockless);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 
@@ -361,17 +449,28 @@ struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 	if (!cq)
 		return NULL;
 
+	/* The parent domain is the provider's business, not the kernel's. */
+	kattr = *attr;
+	kattr.comp_mask &= ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_PD;
+	kattr.parent_domain = NULL;
+	/* The kernel stamps CQEs if asked for either timestamp. */
+	if (attr->wc_flags & SIB_CQ_WC_TS_FLAGS)
+		kattr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	memset(&resp, 0, sizeof(resp));
-	ret = sib_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+	ret = sib_cmd_create_cq_ex(ibctx, &kattr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
 				   0);
 	if (ret)
 		goto err_free;
 
-	ret = sib_cq_init(cq, ibctx, &resp.drv_payload);
+	ret = sib_cq_init(cq, ibctx, &resp.drv_payload, lockless);
 	if (ret)
 		goto err_destroy;
 
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		cq->pdom = attr->parent_domain;
+		sib_pd_use(cq->pdom, 1);
+	}
 	cq_ex = &cq->vcq.cq_ex;
 	cq_ex->start_poll = sib_start_poll;
 	cq_ex->next_poll = sib_next_poll;
@@ -386,6 +485,11 @@ struct ibv_cq_ex *sib_create_cq_ex(struct ibv_context *ibctx,
 	cq_ex->read_slid = sib_read_slid;
 	cq_ex->read_sl = sib_read_sl;
 	cq_ex->read_dlid_path_bits = sib_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cq_ex->read_completion_ts = sib_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cq_ex->read_completion_wallclock_ns =
+			sib_read_completion_wallclock_ns;
 	return cq_ex;
 
 err_destroy:

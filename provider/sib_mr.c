@@ -39,6 +39,34 @@ struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * An MR of the context's command file that another process (or another
+ * ibv_context on the same file) registered: the kernel tells its keys and
+ * length (addr stays NULL). Unimporting frees only our copy.
+ */
+struct ibv_mr *sib_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+void sib_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
+}
+
+/*
  * libibverbs has already validated flags and arguments; it updates pd,
  * addr and length of the ibv_mr on success, ibv_cmd_rereg_mr the keys.
  */

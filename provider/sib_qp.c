@@ -198,7 +198,7 @@ int sib_wq_init(struct ibv_context *ibctx, struct sib_wq *wq,
 	if (ret)
 		return ret;
 
-	ret = pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = sib_lock_init(&wq->lock, false);
 	if (ret) {
 		sib_ring_unmap(&wq->ring);
 		return ret;
@@ -213,7 +213,7 @@ int sib_wq_init(struct ibv_context *ibctx, struct sib_wq *wq,
 void sib_wq_destroy(struct sib_wq *wq)
 {
 	sib_ring_unmap(&wq->ring);
-	pthread_spin_destroy(&wq->lock);
+	sib_lock_destroy(&wq->lock);
 }
 
 /*
@@ -228,7 +228,7 @@ int sib_wq_post_recv(struct sib_wq *wq, struct ibv_recv_wr *wr,
 	uint32_t prod, start, room;
 	int ret = 0;
 
-	pthread_spin_lock(&wq->lock);
+	sib_lock(&wq->lock);
 	prod = sib_load_relaxed(&hdr->prod);
 	start = prod;
 	room = sib_wq_room(wq, prod);
@@ -260,7 +260,7 @@ int sib_wq_post_recv(struct sib_wq *wq, struct ibv_recv_wr *wr,
 
 	if (prod != start)
 		sib_store_release(&hdr->prod, prod);
-	pthread_spin_unlock(&wq->lock);
+	sib_unlock(&wq->lock);
 
 	if (ret)
 		*bad_wr = wr;
@@ -394,7 +394,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 
 	hdr = sib_ring_hdr(&qp->sq.ring);
-	pthread_spin_lock(&qp->sq.lock);
+	sib_lock(&qp->sq.lock);
 	prod = sib_load_relaxed(&hdr->prod);
 	start = prod;
 	room = sib_wq_room(&qp->sq, prod);
@@ -422,7 +422,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (prod != start)
 		sib_store_release(&hdr->prod, prod);
-	pthread_spin_unlock(&qp->sq.lock);
+	sib_unlock(&qp->sq.lock);
 
 	if (ret)
 		*bad_wr = wr;
@@ -741,7 +741,7 @@ static void sib_wr_start(struct ibv_qp_ex *ibqp)
 {
 	struct sib_qp *qp = to_sqp_ex(ibqp);
 
-	pthread_spin_lock(&qp->sq.lock);
+	sib_lock(&qp->sq.lock);
 	qp->wr_start_prod = qp->sq.ring.buf ?
 		sib_load_relaxed(&sib_ring_hdr(&qp->sq.ring)->prod) : 0;
 	qp->wr_prod = qp->wr_start_prod;
@@ -761,7 +761,7 @@ static int sib_wr_complete(struct ibv_qp_ex *ibqp)
 		posted = true;
 	}
 	qp->wr_wqe = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	sib_unlock(&qp->sq.lock);
 
 	if (posted)
 		ret = sib_sq_doorbell(qp);
@@ -773,7 +773,7 @@ static void sib_wr_abort(struct ibv_qp_ex *ibqp)
 	struct sib_qp *qp = to_sqp_ex(ibqp);
 
 	qp->wr_wqe = NULL;
-	pthread_spin_unlock(&qp->sq.lock);
+	sib_unlock(&qp->sq.lock);
 }
 
 static void sib_qp_init_ex_ops(struct sib_qp *qp)
@@ -893,6 +893,9 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 		goto err_unmap_rq;
 	}
 
+	/* On a thread domain the application serialises the queues' users. */
+	qp->sq.lock.off = sib_pd_td(attr->pd);
+	qp->rq.lock.off = qp->sq.lock.off;
 	qp->sq_opcodes = opcodes;
 	qp->sig_all = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
 	qp->sq_kpoll = to_sctx(ibctx)->caps & SIB_UCTX_CAP_SQ_KPOLL;
@@ -905,6 +908,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		sib_qp_init_ex_ops(qp);
 
+	sib_pd_use(attr->pd, 1);
 	return &qp->vqp.qp;
 
 err_unmap_rq:
@@ -984,6 +988,7 @@ int sib_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 
+	sib_pd_use(ibqp->pd, -1);
 	sib_wq_destroy(&qp->rq);
 	sib_wq_destroy(&qp->sq);
 	free(qp);

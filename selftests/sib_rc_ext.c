@@ -8,15 +8,24 @@
  * SEND_WITH_INV, zero-based); a stress run of 4 QP pairs with random
  * opcodes and sizes, every byte checked; the one-copy local path and its
  * bursts (several PSNs in one local packet); and scheduling: a busy QP does
- * not hold up another, and a waiting QP does not spin.
+ * not hold up another, and a waiting QP does not spin; parent and thread
+ * domains (traffic through them, locks skipped on a thread domain, the
+ * allocator callbacks, busy and invalid domains); completion timestamps
+ * (core clock and wall clock, hca_core_clock, ibv_query_rt_values_ex);
+ * ibv_import_device, ibv_import_pd and ibv_import_mr; 128 outstanding
+ * READs and atomics.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -1662,6 +1671,770 @@ TEST_F_TIMEOUT(ext, no_spin_while_waiting, 120)
 		  p.qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(self->r.p, self->l.p, 64, "send");
 	pair_destroy(&p);
+}
+
+/* ---- parent and thread domains ----------------------------------------- */
+
+static int pdom_alloc_calls;
+
+static void *pdom_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			size_t alignment, uint64_t resource_type)
+{
+	(*(int *)pd_context)++;
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+static void pdom_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+		      uint64_t resource_type)
+{
+	(*(int *)pd_context)++;
+}
+
+/* A parent domain of @pd with @td (or none) and counting allocators. */
+static struct ibv_pd *pdom_new(struct ibv_context *ctx, struct ibv_pd *pd,
+			       struct ibv_td *td)
+{
+	struct ibv_parent_domain_init_attr a = {
+		.pd = pd,
+		.td = td,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = pdom_alloc,
+		.free = pdom_free,
+		.pd_context = &pdom_alloc_calls,
+	};
+
+	return ibv_alloc_parent_domain(ctx, &a);
+}
+
+static struct ibv_cq_ex *pdom_cq(struct ibv_context *ctx, struct ibv_pd *pdom)
+{
+	struct ibv_cq_init_attr_ex a = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+		.parent_domain = pdom,
+	};
+
+	return ibv_create_cq_ex(ctx, &a);
+}
+
+/* Two RC QPs (ibv_wr_* API) on @pd sharing @cq, connected to each other. */
+static int pdom_qps(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+		    struct ibv_cq_ex *cq, struct ibv_qp *qp[2])
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = ibv_cq_ex_to_cq(cq),
+		.recv_cq = ibv_cq_ex_to_cq(cq),
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	union ibv_gid g;
+	int ret;
+
+	if (ibv_query_gid(ctx, 1, gid, &g))
+		return EIO;
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp_ex(ctx, &a);
+		if (!qp[i])
+			return errno;
+	}
+	for (int i = 0; i < 2; i++) {
+		ret = qp_connect_to(qp[i], gid, &g, qp[!i]->qp_num, 0, 0,
+				    IBV_MTU_1024, 14, 7);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The next completion of @cq through the extended API, within WAIT_MS. */
+static int cqx_next(struct ibv_cq_ex *cq, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr pa = {};
+	long end = now_ms() + WAIT_MS;
+	int ret;
+
+	while ((ret = ibv_start_poll(cq, &pa)) == ENOENT && now_ms() < end)
+		usleep(100);
+	if (ret)
+		return ret;
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+	wc->qp_num = ibv_wc_read_qp_num(cq);
+	ibv_end_poll(cq);
+	return 0;
+}
+
+TEST_F(ext, parent_domain_td_traffic)
+{
+	struct ibv_td_init_attr ta = {};
+	struct ibv_qp *qp[2] = {};
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct ibv_cq_ex *cq;
+	struct ibv_pd *pdom;
+	struct ibv_td *td;
+	struct buf l, r;
+
+	pdom_alloc_calls = 0;
+	td = ibv_alloc_td(self->ctx, &ta);
+	ASSERT_NE(NULL, td) TH_LOG("alloc_td: %s", strerror(errno));
+	pdom = pdom_new(self->ctx, self->pd, td);
+	ASSERT_NE(NULL, pdom) TH_LOG("alloc_parent_domain: %s", strerror(errno));
+	EXPECT_EQ(self->ctx, pdom->context);
+	EXPECT_EQ(self->pd->handle, pdom->handle);
+	cq = pdom_cq(self->ctx, pdom);
+	ASSERT_NE(NULL, cq) TH_LOG("create_cq_ex on a parent domain: %s",
+				   strerror(errno));
+	ASSERT_EQ(0, pdom_qps(self->ctx, pdom, self->gid, cq, qp));
+	EXPECT_EQ(pdom, qp[0]->pd);
+	/* MRs through the parent domain. */
+	ASSERT_EQ(0, buf_new(&l, pdom, 8192, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, pdom, 8192, ACC_ALL));
+
+	fill_pattern(l.p, 8192, 15);
+	sge = mk_sge(&r, 0, 4096);
+	ASSERT_EQ(0, post_recv_sges(qp[1], 1, &sge, 1));
+	sge = mk_sge(&l, 0, 4096);
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, cqx_next(cq, &wc));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		if (wc.wr_id == 1) {
+			EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+			EXPECT_EQ(4096, wc.byte_len);
+			EXPECT_EQ(qp[1]->qp_num, wc.qp_num);
+		} else {
+			EXPECT_EQ(2, wc.wr_id);
+			EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+			EXPECT_EQ(qp[0]->qp_num, wc.qp_num);
+		}
+	}
+	EXPECT_SAME(r.p, l.p, 4096, "send on a thread domain");
+
+	sge = mk_sge(&l, 4096, 4096);
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_WRITE, 3, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r, 4096),
+			     r.mr->rkey));
+	ASSERT_EQ(0, cqx_next(cq, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(3, wc.wr_id);
+	EXPECT_SAME(r.p + 4096, l.p + 4096, 4096, "write on a thread domain");
+
+	/* Busy while used, free once not. */
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(self->pd));
+	EXPECT_EQ(EBUSY, ibv_dealloc_td(td));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(pdom));
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(pdom));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	buf_free(&l);
+	buf_free(&r);
+	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
+	EXPECT_EQ(0, ibv_dealloc_td(td));
+	/* sib's rings are kernel memory: nothing asked the allocator. */
+	EXPECT_EQ(0, pdom_alloc_calls);
+}
+
+/* A parent domain without a thread domain, with plain CQs (pair_create). */
+TEST_F(ext, parent_domain_without_td)
+{
+	struct ibv_parent_domain_init_attr a = { .pd = self->pd };
+	struct pair_opts o;
+	struct ibv_sge sge;
+	struct ibv_pd *pdom;
+	struct pair p;
+	struct buf l, r;
+
+	pdom = ibv_alloc_parent_domain(self->ctx, &a);
+	ASSERT_NE(NULL, pdom) TH_LOG("alloc_parent_domain: %s", strerror(errno));
+	pair_default_opts(&o);
+	ASSERT_EQ(0, pair_create(&p, self->ctx, pdom, self->gid, &o));
+	ASSERT_EQ(0, buf_new(&l, pdom, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, pdom, 4096, ACC_ALL));
+	fill_pattern(r.p, 4096, 16);
+	sge = mk_sge(&l, 0, 4096);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 1, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&r, 0), r.mr->rkey));
+	expect_wc("read", p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  p.qp[0]->qp_num, 4096, NULL);
+	EXPECT_SAME(l.p, r.p, 4096, "read on a parent domain");
+	pair_destroy(&p);
+	buf_free(&l);
+	buf_free(&r);
+	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
+}
+
+struct lock_probe {
+	pthread_t thread;
+	atomic_bool done;
+	struct ibv_qp *qp;	/* post_send(NULL) takes the SQ's lock */
+	struct ibv_cq *cq;	/* poll_cq(0) takes the CQ's lock */
+};
+
+static void *lock_probe_fn(void *arg)
+{
+	struct lock_probe *lp = arg;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	if (lp->qp)
+		ibv_post_send(lp->qp, NULL, &bad);
+	else
+		ibv_poll_cq(lp->cq, 0, &wc);
+	atomic_store(&lp->done, true);
+	return NULL;
+}
+
+/* Whether the probe's call returned within @ms. */
+static bool lock_probe_done(struct lock_probe *lp, int ms)
+{
+	for (long end = now_ms() + ms; now_ms() < end; usleep(1000))
+		if (atomic_load(&lp->done))
+			return true;
+	return atomic_load(&lp->done);
+}
+
+/*
+ * Hold the SQ (ibv_wr_start) and CQ (ibv_start_poll) of QPs on a parent
+ * domain while another thread takes the same lock: it waits unless the
+ * parent domain holds a thread domain.
+ */
+static void __lock_probe_run(struct __test_metadata *_metadata,
+			     struct ibv_context *ctx, struct ibv_pd *pd,
+			     int gid, struct ibv_td *td)
+{
+	struct ibv_qp *qp[2] = {};
+	struct lock_probe lp;
+	struct ibv_cq_ex *cq;
+	struct ibv_pd *pdom;
+	struct ibv_wc wc;
+	bool skipped;
+
+	pdom = pdom_new(ctx, pd, td);
+	ASSERT_NE(NULL, pdom);
+	cq = pdom_cq(ctx, pdom);
+	ASSERT_NE(NULL, cq);
+	ASSERT_EQ(0, pdom_qps(ctx, pdom, gid, cq, qp));
+
+	/* The send queue. */
+	memset(&lp, 0, sizeof(lp));
+	lp.qp = qp[0];
+	ibv_wr_start(ibv_qp_to_qp_ex(qp[0]));
+	ASSERT_EQ(0, pthread_create(&lp.thread, NULL, lock_probe_fn, &lp));
+	skipped = lock_probe_done(&lp, td ? 2000 : 300);
+	ibv_wr_abort(ibv_qp_to_qp_ex(qp[0]));
+	EXPECT_EQ(!!td, skipped) TH_LOG("SQ lock %s", td ? "taken" : "skipped");
+	EXPECT_TRUE(lock_probe_done(&lp, 2000));
+	pthread_join(lp.thread, NULL);
+
+	/* The CQ, holding a completion (zero-length SEND). */
+	ASSERT_EQ(0, post_recv_sges(qp[1], 1, NULL, 0));
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, NULL, 0,
+			     IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(0, cqx_next(cq, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	for (long end = now_ms() + WAIT_MS; now_ms() < end; usleep(100)) {
+		if (!ibv_start_poll(cq, &(struct ibv_poll_cq_attr){}))
+			break;
+	}
+	memset(&lp, 0, sizeof(lp));
+	lp.cq = ibv_cq_ex_to_cq(cq);
+	ASSERT_EQ(0, pthread_create(&lp.thread, NULL, lock_probe_fn, &lp));
+	skipped = lock_probe_done(&lp, td ? 2000 : 300);
+	EXPECT_EQ(IBV_WC_SUCCESS, cq->status);
+	ibv_end_poll(cq);
+	EXPECT_EQ(!!td, skipped) TH_LOG("CQ lock %s", td ? "taken" : "skipped");
+	EXPECT_TRUE(lock_probe_done(&lp, 2000));
+	pthread_join(lp.thread, NULL);
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
+}
+
+TEST_F(ext, thread_domain_skips_locks)
+{
+	struct ibv_td_init_attr ta = {};
+	struct ibv_td *td;
+
+	/* Without a thread domain the locks are taken... */
+	__lock_probe_run(_metadata, self->ctx, self->pd, self->gid, NULL);
+	/* ...with one they are not. */
+	td = ibv_alloc_td(self->ctx, &ta);
+	ASSERT_NE(NULL, td);
+	__lock_probe_run(_metadata, self->ctx, self->pd, self->gid, td);
+	EXPECT_EQ(0, ibv_dealloc_td(td));
+}
+
+TEST_F(ext, parent_domain_invalid)
+{
+	struct ibv_parent_domain_init_attr a = { .pd = self->pd };
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_td_init_attr ta = { .comp_mask = 1 };
+	struct ibv_pd *pdom, *nested;
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_alloc_td(self->ctx, &ta));
+	EXPECT_EQ(EINVAL, errno);
+
+	a.pd = NULL;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_alloc_parent_domain(self->ctx, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.pd = self->pd;
+	a.comp_mask = 1u << 7;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_alloc_parent_domain(self->ctx, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_alloc_parent_domain(self->ctx, &a));
+	EXPECT_EQ(EINVAL, errno) TH_LOG("allocators without functions");
+
+	a.comp_mask = 0;
+	pdom = ibv_alloc_parent_domain(self->ctx, &a);
+	ASSERT_NE(NULL, pdom);
+	a.pd = pdom;
+	errno = 0;
+	nested = ibv_alloc_parent_domain(self->ctx, &a);
+	EXPECT_EQ(NULL, nested) TH_LOG("a parent domain of a parent domain");
+	EXPECT_EQ(EINVAL, errno);
+	if (nested)
+		ibv_dealloc_pd(nested);
+
+	/* An extended CQ's parent_domain must be a parent domain. */
+	ca.parent_domain = self->pd;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EINVAL, errno);
+	ca.parent_domain = NULL;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EINVAL, errno);
+
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(self->pd));
+	EXPECT_EQ(0, ibv_dealloc_pd(pdom));
+}
+
+/* ---- completion timestamps --------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+#define TS_SLACK_NS	10000000ull	/* NTP may slew the real-time clock */
+
+/*
+ * SEND 4 KiB twice between two QPs sharing @cq (made with @wc_flags) and
+ * check each completion's timestamps against the clocks read around it.
+ */
+static void __ts_traffic(struct __test_metadata *_metadata,
+			 struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+			 uint64_t wc_flags)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 64, .wc_flags = wc_flags };
+	bool core = wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	bool wall = wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t last_ts = 0;
+	struct ibv_qp *qp[2];
+	struct ibv_cq_ex *cq;
+	struct ibv_sge sge;
+	struct buf l, r;
+
+	cq = ibv_create_cq_ex(ctx, &ca);
+	ASSERT_NE(NULL, cq) TH_LOG("create_cq_ex(%#lx): %s",
+				   (unsigned long)wc_flags, strerror(errno));
+	ASSERT_EQ(0, pdom_qps(ctx, pd, gid, cq, qp));
+	ASSERT_EQ(0, buf_new(&l, pd, 4096, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, pd, 4096, ACC_ALL));
+
+	for (int round = 0; round < 2; round++) {
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t r0 = clock_ns(CLOCK_REALTIME);
+		uint64_t ts[2], wc_wall[2], t1, r1;
+		int n = 0, ret;
+
+		fill_pattern(l.p, 4096, 40 + round);
+		sge = mk_sge(&r, 0, 4096);
+		ASSERT_EQ(0, post_recv_sges(qp[1], 1, &sge, 1));
+		sge = mk_sge(&l, 0, 4096);
+		ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
+				     IBV_SEND_SIGNALED, 0, 0));
+		for (long end = now_ms() + WAIT_MS; n < 2 && now_ms() < end; ) {
+			ret = ibv_start_poll(cq, &pa);
+			if (ret == ENOENT) {
+				usleep(100);
+				continue;
+			}
+			ASSERT_EQ(0, ret);
+			do {
+				EXPECT_EQ(IBV_WC_SUCCESS, cq->status);
+				ts[n] = core ? ibv_wc_read_completion_ts(cq) : 0;
+				wc_wall[n] = wall ?
+					ibv_wc_read_completion_wallclock_ns(cq) : 0;
+				n++;
+			} while (n < 2 && !ibv_next_poll(cq));
+			ibv_end_poll(cq);
+		}
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		r1 = clock_ns(CLOCK_REALTIME);
+		ASSERT_EQ(2, n);
+		EXPECT_SAME(r.p, l.p, 4096, "send with timestamps");
+		for (int i = 0; i < 2; i++) {
+			if (core) {
+				EXPECT_LE(t0, ts[i]);
+				EXPECT_GE(t1, ts[i]);
+				EXPECT_LE(last_ts, ts[i]) TH_LOG("went back");
+				last_ts = ts[i];
+			}
+			if (wall) {
+				EXPECT_LE(r0 - TS_SLACK_NS, wc_wall[i]);
+				EXPECT_GE(r1 + TS_SLACK_NS, wc_wall[i]);
+			}
+		}
+	}
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	buf_free(&l);
+	buf_free(&r);
+}
+
+TEST_F(ext, cq_timestamps)
+{
+	struct ibv_values_ex v = {
+		.comp_mask = IBV_VALUES_MASK_RAW_CLOCK | (1u << 5),
+	};
+	struct ibv_device_attr_ex da;
+	uint64_t t0, t1, raw;
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &da));
+	EXPECT_EQ(1000000, da.hca_core_clock) TH_LOG("kHz of a 1 GHz clock");
+	EXPECT_EQ(UINT64_MAX, da.completion_timestamp_mask);
+
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, ibv_query_rt_values_ex(self->ctx, &v));
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	EXPECT_EQ(IBV_VALUES_MASK_RAW_CLOCK, v.comp_mask);
+	raw = (uint64_t)v.raw_clock.tv_sec * 1000000000u + v.raw_clock.tv_nsec;
+	EXPECT_LE(t0, raw);
+	EXPECT_GE(t1, raw);
+	v.comp_mask = 0;
+	EXPECT_EQ(0, ibv_query_rt_values_ex(self->ctx, &v));
+	EXPECT_EQ(0, v.comp_mask);
+
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+	__ts_traffic(_metadata, self->ctx, self->pd, self->gid,
+		     IBV_WC_STANDARD_FLAGS |
+		     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+}
+
+/* A kernel without SIB_UCTX_CAP_CQE_TS (the provider told to ignore it). */
+TEST_F(ext, cq_timestamps_unsupported)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_context *ctx;
+
+	ca.wc_flags = IBV_WC_EX_WITH_CVLAN;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("a flag sib lacks");
+
+	setenv("SIB_NO_CQE_TS", "1", 1);
+	ctx = pair_open_dev(SIB_DEV);
+	unsetenv("SIB_NO_CQE_TS");
+	ASSERT_NE(NULL, ctx);
+	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ca.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, ibv_query_rt_values_ex(ctx, &v));
+	ibv_close_device(ctx);
+}
+
+/* ---- importing a context, a PD and an MR -------------------------------- */
+
+/*
+ * A second context on a dup of the first one's command file, the PD and
+ * MR imported into it: QPs made there move data with the imported keys,
+ * and unimporting leaves the objects to their owner.
+ */
+TEST_F(ext, import_device_pd_mr)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_qp *qp[2] = {};
+	struct ibv_context *ictx;
+	struct ibv_cq_ex *cq;
+	struct ibv_pd *ipd;
+	struct ibv_mr *imr;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct buf b;
+	int fd;
+
+	ASSERT_EQ(0, buf_new(&b, self->pd, 16384, ACC_ALL));
+	fd = dup(self->ctx->cmd_fd);
+	ASSERT_LE(0, fd);
+	ictx = ibv_import_device(fd);
+	ASSERT_NE(NULL, ictx) TH_LOG("import_device: %s", strerror(errno));
+	EXPECT_EQ(fd, ictx->cmd_fd);
+	EXPECT_STREQ(ibv_get_device_name(self->ctx->device),
+		     ibv_get_device_name(ictx->device));
+	ipd = ibv_import_pd(ictx, self->pd->handle);
+	ASSERT_NE(NULL, ipd) TH_LOG("import_pd: %s", strerror(errno));
+	EXPECT_EQ(self->pd->handle, ipd->handle);
+	imr = ibv_import_mr(ipd, b.mr->handle);
+	ASSERT_NE(NULL, imr) TH_LOG("import_mr: %s", strerror(errno));
+	EXPECT_EQ(b.mr->lkey, imr->lkey);
+	EXPECT_EQ(b.mr->rkey, imr->rkey);
+	EXPECT_EQ(b.mr->length, imr->length);
+	EXPECT_EQ(b.mr->handle, imr->handle);
+	EXPECT_EQ(ipd, imr->pd);
+
+	/* The imported context takes the kernel's caps from sysfs. */
+	cq = ibv_create_cq_ex(ictx, &ca);
+	ASSERT_NE(NULL, cq) TH_LOG("timestamped CQ in an imported context: %s",
+				   strerror(errno));
+	ASSERT_EQ(0, pdom_qps(ictx, ipd, self->gid, cq, qp));
+	fill_pattern(b.p, 4096, 77);
+	sge = (struct ibv_sge){ .addr = buf_addr(&b, 4096), .length = 4096,
+				.lkey = imr->lkey };
+	ASSERT_EQ(0, post_recv_sges(qp[1], 1, &sge, 1));
+	sge = (struct ibv_sge){ .addr = buf_addr(&b, 0), .length = 4096,
+				.lkey = imr->lkey };
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, cqx_next(cq, &wc));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	EXPECT_SAME(b.p + 4096, b.p, 4096, "send with an imported MR");
+	ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_WRITE, 3, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&b, 8192),
+			     imr->rkey));
+	ASSERT_EQ(0, cqx_next(cq, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_SAME(b.p + 8192, b.p, 4096, "write to an imported MR's rkey");
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+	EXPECT_EQ(0, ibv_close_device(ictx));
+	/* The owner's MR and PD are still there. */
+	EXPECT_EQ(0, ibv_dereg_mr(b.mr));
+	b.mr = NULL;
+	buf_free(&b);
+}
+
+TEST_F(ext, import_invalid)
+{
+	struct ibv_context *ictx;
+	struct ibv_pd *ipd;
+	struct ibv_mr *mr;
+	int fd;
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_import_device(-1));
+	EXPECT_EQ(EINVAL, errno);
+	fd = open("/dev/null", O_RDWR);
+	ASSERT_LE(0, fd);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_import_device(fd)) TH_LOG("not a uverbs file");
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+
+	fd = dup(self->ctx->cmd_fd);
+	ASSERT_LE(0, fd);
+	ictx = ibv_import_device(fd);
+	ASSERT_NE(NULL, ictx);
+	/* An MR handle that does not exist. */
+	errno = 0;
+	mr = ibv_import_mr(self->pd, 0x7fffff);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_NE(0, errno);
+	/* A PD handle that does not exist fails where it is used. */
+	ipd = ibv_import_pd(ictx, 0x7fffff);
+	ASSERT_NE(NULL, ipd);
+	errno = 0;
+	mr = ibv_reg_mr(ipd, self->l.p, 4096, IBV_ACCESS_LOCAL_WRITE);
+	EXPECT_EQ(NULL, mr) TH_LOG("reg_mr on an imported non-PD");
+	EXPECT_NE(0, errno);
+	if (mr)
+		ibv_dereg_mr(mr);
+	ibv_unimport_pd(ipd);
+	EXPECT_EQ(0, ibv_close_device(ictx));
+}
+
+/* ---- 128 outstanding READs and atomics ---------------------------------- */
+
+/* RESET -> RTS towards @dqpn with @nrd READs/atomics each way. */
+static int rd_connect(struct ibv_qp *qp, int gid, const union ibv_gid *dgid,
+		      uint32_t dqpn, uint8_t nrd)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = nrd;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.sgid_index = gid;
+	a.ah_attr.grh.dgid = *dgid;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = nrd;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+TEST_F(ext, rd_atomic_128)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 256, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	static struct ibv_wc wc[256];
+	struct ibv_device_attr da;
+	struct ibv_qp *qp[2], *q3;
+	uint64_t *cnt, seen[128];
+	union ibv_gid g;
+	struct ibv_sge sge;
+	struct ibv_cq *cq;
+	int n;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	EXPECT_EQ(128, da.max_qp_rd_atom);
+	EXPECT_EQ(128, da.max_qp_init_rd_atom);
+
+	cq = ibv_create_cq(self->ctx, 512, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	ASSERT_EQ(0, ibv_query_gid(self->ctx, 1, self->gid, &g));
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp(self->pd, &qa);
+		ASSERT_NE(NULL, qp[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, rd_connect(qp[i], self->gid, &g, qp[!i]->qp_num,
+					128));
+
+	/* 128 READs of 4 KiB in flight at once, every byte checked. */
+	fill_pattern(self->r.p, 128 * 4096, 128);
+	memset(self->l.p, 0, 128 * 4096);
+	for (int i = 0; i < 128; i++) {
+		sge = mk_sge(&self->l, i * 4096, 4096);
+		ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_READ, i, &sge, 1,
+				     IBV_SEND_SIGNALED,
+				     buf_addr(&self->r, i * 4096),
+				     self->r.mr->rkey));
+	}
+	n = poll_n(cq, wc, 128, WAIT_MS * 4);
+	ASSERT_EQ(128, n);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		EXPECT_EQ(i, wc[i].wr_id) TH_LOG("in order");
+	}
+	EXPECT_SAME(self->l.p, self->r.p, 128 * 4096, "128 READs");
+
+	/* 128 fetch-and-adds in flight: each sees a different count. */
+	cnt = (uint64_t *)self->r.p;
+	*cnt = 0;
+	for (int i = 0; i < 128; i++) {
+		sge = mk_sge(&self->l, i * 8, 8);
+		ASSERT_EQ(0, post_atomic(qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
+					 i, &sge, IBV_SEND_SIGNALED,
+					 buf_addr(&self->r, 0),
+					 self->r.mr->rkey, 1, 0));
+	}
+	n = poll_n(cq, wc, 128, WAIT_MS * 4);
+	ASSERT_EQ(128, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+	EXPECT_EQ(128, *cnt);
+	memcpy(seen, self->l.p, sizeof(seen));
+	for (int i = 0; i < 128; i++) {
+		EXPECT_EQ(i, seen[i]) TH_LOG("fetched value %d", i);
+	}
+
+	/* More than the device offers. */
+	q3 = ibv_create_qp(self->pd, &qa);
+	ASSERT_NE(NULL, q3);
+	EXPECT_EQ(EINVAL, rd_connect(q3, self->gid, &g, qp[0]->qp_num, 129));
+	EXPECT_EQ(0, ibv_destroy_qp(q3));
+
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qp[i]));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
 SIB_HARNESS_MAIN

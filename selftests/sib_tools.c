@@ -231,7 +231,10 @@ TEST_F_TIMEOUT(lo, rdma_core_suite_core, 1800)
 /* The RC data path's other modules. */
 TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
 {
-	rdma_core_suite(_metadata, "test_cq_events test_cqex test_qpex test_atomic");
+	/* test_parent_domain's huge-page allocator test needs some reserved */
+	ASSERT_EQ(0, sh("echo 8 > /proc/sys/vm/nr_hugepages"));
+	rdma_core_suite(_metadata, "test_cq_events test_cqex test_qpex test_atomic "
+			"test_parent_domain");
 }
 
 SIB_HARNESS_MAIN

@@ -134,7 +134,8 @@ TEST_F(dev, query_device)
 	EXPECT_EQ(0x10000, a->max_cqe);
 	EXPECT_EQ(0x40000, a->max_mr);
 	EXPECT_EQ(0x1000, a->max_srq);
-	EXPECT_EQ(16, a->max_qp_rd_atom);
+	EXPECT_EQ(128, a->max_qp_rd_atom);
+	EXPECT_EQ(128, a->max_qp_init_rd_atom);
 	EXPECT_EQ(IBV_ATOMIC_HCA, a->atomic_cap);
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW);
 	EXPECT_NE(0, a->device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);

@@ -33,6 +33,16 @@
 #define SIB_SYSFS_MAGIC		"sib"
 
 /*
+ * /sys/class/infiniband/<ibdev>/SIB_SYSFS_CAPS holds the enum
+ * sib_ucontext_caps bits that alloc_ucontext reports, as "0x%x\n". A
+ * context imported from another's command file (ibv_import_device) gets
+ * no alloc_ucontext response and learns them here; it has no doorbell
+ * file, so it ignores SIB_UCTX_CAP_DB_FD and SIB_UCTX_CAP_DB_STREAM. A
+ * kernel without the attribute: an imported context assumes no caps.
+ */
+#define SIB_SYSFS_CAPS		"sib_caps"
+
+/*
  * alloc_ucontext: the request asks for optional objects (an older kernel
  * ignores it); the response tells the provider which ABI the kernel speaks
  * and which optional features it implements.
@@ -62,6 +72,12 @@ enum sib_ucontext_caps {
 	 * doorbell file" below). Without this bit the flag gets EINVAL.
 	 */
 	SIB_UCTX_CAP_DB_STREAM = 1 << 3,
+	/*
+	 * The kernel writes sib_cqe.timestamp into every CQE of a CQ created
+	 * with IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION (see "Completion
+	 * timestamps" below). Without this bit the word stays 0.
+	 */
+	SIB_UCTX_CAP_CQE_TS = 1 << 4,
 };
 
 enum sib_ucontext_req_flags {
@@ -312,6 +328,13 @@ enum sib_wc_flags {
 /*
  * Completion queue entry. The first 48 bytes have the layout of
  * struct ibv_wc; status takes enum ibv_wc_status values.
+ *
+ * Completion timestamps (SIB_UCTX_CAP_CQE_TS): on a CQ created with
+ * IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION, timestamp is the kernel's
+ * CLOCK_MONOTONIC in nanoseconds (ktime_get_ns()) at the moment the
+ * kernel wrote the CQE into the ring. sib's "core clock" is that clock:
+ * 1 GHz (hca_core_clock 1000000 kHz), 64 bits wide. On other CQs, and
+ * with a kernel without the capability, timestamp is 0.
  */
 struct sib_cqe {
 	__aligned_u64 wr_id;
@@ -330,7 +353,7 @@ struct sib_cqe {
 	__u8 network_hdr_type;	/* UD over RoCEv2: 2 = IPv4, 3 = IPv6 */
 	__u8 reserved0;
 	__u32 reserved1;
-	__aligned_u64 reserved2[1];
+	__aligned_u64 timestamp;	/* ns of CLOCK_MONOTONIC, or 0 */
 };
 
 #define SIB_CQE_SIZE		64

@@ -133,7 +133,9 @@ static inline unsigned int sib_netdev_flags(const struct net_device *ndev)
 /* @dev may not move to another network namespace. */
 static inline void sib_netdev_set_netns_local(struct net_device *dev)
 {
-#ifdef SIB_HAVE_NETNS_LOCAL
+#if defined(SIB_HAVE_NETNS_IMMUTABLE)
+	dev->netns_immutable = true;
+#elif defined(SIB_HAVE_NETNS_LOCAL)
 	dev->netns_local = true;
 #else
 	dev->features |= NETIF_F_NETNS_LOCAL;

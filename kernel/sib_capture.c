@@ -184,17 +184,6 @@ static void sib_cap_show(struct net_device *mon, struct sk_buff *skb)
 	dev_queue_xmit(skb);
 }
 
-static void sib_cap_push_udp(struct sk_buff *skb, u16 sport)
-{
-	struct udphdr *uh = skb_push(skb, sizeof(*uh));
-
-	skb_reset_transport_header(skb);
-	uh->source = htons(sport);
-	uh->dest = htons(ROCE_V2_UDP_DPORT);
-	uh->len = htons(skb->len);
-	uh->check = 0;
-}
-
 static void sib_cap_push_ip4(struct sk_buff *skb, const struct sib_av *av)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
@@ -281,7 +270,7 @@ void __sib_cap_local(struct sib_dev *sdev, struct sk_buff *skb,
 		kfree_skb(frame);
 		goto out;
 	}
-	sib_cap_push_udp(frame, av->udp_sport);
+	sib_push_udp(frame, av->udp_sport);
 	if (v4)
 		sib_cap_push_ip4(frame, av);
 	else

@@ -831,7 +831,7 @@ static struct dst_entry *sib_route_get(struct sib_qp *qp,
 
 /* ---- RoCEv2 encapsulation ------------------------------------------------- */
 
-static void sib_push_udp(struct sk_buff *skb, u16 sport)
+void sib_push_udp(struct sk_buff *skb, u16 sport)
 {
 	struct udphdr *uh = skb_push(skb, sizeof(*uh));
 

@@ -771,5 +771,6 @@ void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_qp_fini(struct sib_qp *qp);
 u32 sib_icrc(struct sk_buff *skb);
 bool sib_av_is_v4(const struct sib_av *av);
+void sib_push_udp(struct sk_buff *skb, u16 sport);
 
 #endif /* SIB_QP_H */

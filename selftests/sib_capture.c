@@ -57,26 +57,6 @@ static void tcpdump_stop(void)
 	sh("cat /tmp/sib_capture.err | sed 's/^/# tcpdump: /'");
 }
 
-/* Run server @srv in the background, then client @cli; both must pass. */
-static int run_pair(const char *ns, const char *srv, const char *cli)
-{
-	const char *in = *ns ? "ip netns exec" : "";
-	int ret = -1;
-
-	for (int i = 0; i < 3; i++) {
-		ret = sh("{ %s & s=$!; for i in $(seq 150); do "
-			 "%s %s ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.2; done; "
-			 "%s; c=$?; wait $s; w=$?; "
-			 "echo \"client $c server $w\"; [ $c = 0 ] && [ $w = 0 ]; } "
-			 ">" LOG " 2>&1", srv, in, ns, cli);
-		if (!ret || shq("grep -q 'Correlation coefficient' " LOG))
-			break;
-	}
-	if (ret)
-		sh("sed 's/^/# /' " LOG);
-	return ret;
-}
-
 /* @tool with @args on @dev: server, then client to @addr (all in @ns). */
 static int run_tool(const char *ns, const char *dev, const char *tool,
 		    const char *args, const char *addr)
@@ -88,7 +68,7 @@ static int run_tool(const char *ns, const char *dev, const char *tool,
 		 tool, dev, args);
 	snprintf(cli, sizeof(cli), "%s%s timeout 120 %s -d %s %s %s", in, ns,
 		 tool, dev, args, addr);
-	return run_pair(ns, srv, cli);
+	return tcp_pair(LOG, ns, srv, cli);
 }
 
 /* The traffic every capture test runs: every RC opcode family and UD. */
@@ -345,7 +325,7 @@ TEST_F_TIMEOUT(wire, veth_traffic, 600)
 		snprintf(cli, sizeof(cli),
 			 "ip netns exec " NSB " timeout 120 %s -d sibB %s " IP4A,
 			 t[i][0], b);
-		EXPECT_EQ(0, run_pair(NSA, srv, cli));
+		EXPECT_EQ(0, tcp_pair(LOG, NSA, srv, cli));
 	}
 	snprintf(srv, sizeof(srv),
 		 "ip netns exec " NSA " timeout 120 ibv_ud_pingpong -d sibA -g %d -n 10 -s 500",
@@ -353,7 +333,7 @@ TEST_F_TIMEOUT(wire, veth_traffic, 600)
 	snprintf(cli, sizeof(cli),
 		 "ip netns exec " NSB " timeout 120 ibv_ud_pingpong -d sibB -g %d -n 10 -s 500 " IP4A,
 		 gb);
-	EXPECT_EQ(0, run_pair(NSA, srv, cli));
+	EXPECT_EQ(0, tcp_pair(LOG, NSA, srv, cli));
 	tcpdump_stop();
 	check_pcap(_metadata);
 	/* Both directions: frames from A's address and to it. */

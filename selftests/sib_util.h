@@ -23,6 +23,24 @@ bool path_exists(const char *path);
 /* Poll until @path exists (@want true) or is gone (@want false). */
 bool wait_path(const char *path, bool want, int timeout_ms);
 
+/*
+ * Run the server command @srv in the background and, once the shell
+ * condition @ready holds (polled for 30 s), the client command @cli; 0 if
+ * both exit 0. Their output, and a last line "client C server S" with
+ * both exit statuses, go to the file @log, shown on failure.
+ */
+int run_pair_log(const char *log, const char *srv, const char *ready,
+		 const char *cli);
+/*
+ * run_pair_log() of a verbs tool that exchanges addresses over TCP 18515
+ * (pingpongs, perftest without -R), its server listening in namespace @ns
+ * ("" for the initial one). perftest refuses to report when its check of
+ * the CPU clock fails ("Correlation coefficient"), which happens under
+ * TCG on a busy host: not the device's fault, so such a run is repeated,
+ * up to three times in all.
+ */
+int tcp_pair(const char *log, const char *ns, const char *srv, const char *cli);
+
 /* Does the kernel log contain @needle? */
 bool dmesg_has(const char *needle);
 /* Clear the kernel log, so that dmesg_has() sees only what follows. */

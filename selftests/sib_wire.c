@@ -87,35 +87,6 @@ static int net_setup(bool v4)
 	return 0;
 }
 
-/*
- * Run the server command @srv in the background and, once it listens on
- * TCP port 18515 (pingpong's and perftest's) in namespace @ns ("" for the
- * initial one), the client command @cli; both must succeed. Their output
- * goes to LOG, shown on failure. perftest checks its CPU clock and
- * refuses to report when the check fails ("Correlation coefficient"),
- * which happens under TCG on a busy host; that is not a failure of the
- * device, so such a run is repeated, up to three times in all.
- */
-static int run_pair(const char *ns, const char *srv, const char *cli)
-{
-	const char *in = *ns ? "ip netns exec" : "";
-	int ret = -1;
-
-	for (int i = 0; i < 3; i++) {
-		ret = sh("{ %s & s=$!; for i in $(seq 150); do "
-			 "%s %s ss -Hltn 'sport = :18515' | grep -q . && break; sleep 0.2; done; "
-			 "%s; c=$?; wait $s; w=$?; "
-			 "echo \"client $c server $w\"; [ $c = 0 ] && [ $w = 0 ]; } "
-			 ">" LOG " 2>&1", srv, in, ns, cli);
-		if (!ret || shq("grep -q 'Correlation coefficient' " LOG))
-			break;
-		sh("echo '# perftest could not measure its clock: once more' >&2");
-	}
-	if (ret)
-		sh("cat " LOG);
-	return ret;
-}
-
 /* Server in A on @gida, client in B on @gidb connecting to @addr. */
 static int run_tool(const char *tool, const char *gflag, int gida, int gidb,
 		    const char *addr, const char *args)
@@ -128,7 +99,7 @@ static int run_tool(const char *tool, const char *gflag, int gida, int gidb,
 	snprintf(cli, sizeof(cli),
 		 "ip netns exec " NSB " timeout 120 %s -d sibB %s %d %s %s",
 		 tool, gflag, gidb, args, addr);
-	return run_pair(NSA, srv, cli);
+	return tcp_pair(LOG, NSA, srv, cli);
 }
 
 /* ---- the two namespaces, IPv4 and IPv6-only --------------------------------- */
@@ -1294,7 +1265,7 @@ static int rxe_run(int gida, int gidb, const char *tool, const char *gflag,
 			 "ip netns exec " NSB " timeout 120 %s -d sibB %s %d %s " IP4A,
 			 tool, gflag, gidb, args);
 	}
-	return run_pair(sib_server ? NSB : "", srv, cli);
+	return tcp_pair(LOG, sib_server ? NSB : "", srv, cli);
 }
 
 TEST_F_TIMEOUT(rxe, interop, 600)
@@ -1449,7 +1420,7 @@ TEST_F_TIMEOUT(move, netns_move, 300)
 		 " timeout 60 ibv_rc_pingpong -d sibA -n 50 -g %d", ga);
 	snprintf(cli, sizeof(cli), "ip netns exec " NSB
 		 " timeout 60 ibv_rc_pingpong -d sibB -n 50 -g %d " IP4A, gb);
-	EXPECT_EQ(0, run_pair(NSC, srv, cli));
+	EXPECT_EQ(0, tcp_pair(LOG, NSC, srv, cli));
 	/*
 	 * The old namespace goes away without trouble; so does the new one,
 	 * taking the veth pair, and both devices, with it.

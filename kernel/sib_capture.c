@@ -184,38 +184,6 @@ static void sib_cap_show(struct net_device *mon, struct sk_buff *skb)
 	dev_queue_xmit(skb);
 }
 
-static void sib_cap_push_ip4(struct sk_buff *skb, const struct sib_av *av)
-{
-	struct iphdr *iph = skb_push(skb, sizeof(*iph));
-
-	skb_reset_network_header(skb);
-	memset(iph, 0, sizeof(*iph));
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = av->traffic_class;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = av->hop_limit ?: SIB_CAP_TTL;
-	iph->protocol = IPPROTO_UDP;
-	memcpy(&iph->saddr, av->sgid.raw + 12, sizeof(iph->saddr));
-	memcpy(&iph->daddr, av->dgid.raw + 12, sizeof(iph->daddr));
-	ip_send_check(iph);
-}
-
-static void sib_cap_push_ip6(struct sk_buff *skb, const struct sib_av *av)
-{
-	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
-
-	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, av->traffic_class,
-		     htonl(av->flow_label & IB_GRH_FLOWLABEL_MASK));
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = av->hop_limit ?: SIB_CAP_TTL;
-	memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
-	memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
-}
-
 /*
  * The transport part of a local packet as the wire carries it: headers
  * and payload, then the pad (which a packet of page fragments has not)
@@ -271,10 +239,9 @@ void __sib_cap_local(struct sib_dev *sdev, struct sk_buff *skb,
 		goto out;
 	}
 	sib_push_udp(frame, av->udp_sport);
+	sib_push_ip(frame, av, SIB_CAP_TTL);
 	if (v4)
-		sib_cap_push_ip4(frame, av);
-	else
-		sib_cap_push_ip6(frame, av);
+		ip_send_check(ip_hdr(frame));
 	icrc = cpu_to_le32(sib_icrc(frame));
 	memcpy(skb_tail_pointer(frame) - SIB_ICRC_LEN, &icrc, sizeof(icrc));
 	sib_cap_push_eth(frame, av->dmac, sdev->ndev->dev_addr);
@@ -307,6 +274,29 @@ static struct sk_buff *sib_cap_copy(struct net_device *mon,
 	return frame;
 }
 
+/*
+ * Show a copy of @skb (data at its IP or UDP header) on @sdev's capture
+ * device, if it has one, as a frame from Ethernet address @src to @dst;
+ * @sum_ip: fill in an IPv4 header's checksum in the copy.
+ */
+static void sib_cap_wire(struct sib_dev *sdev, struct sk_buff *skb,
+			 const u8 *dst, const u8 *src, bool sum_ip)
+{
+	struct net_device *mon;
+	struct sk_buff *frame;
+
+	rcu_read_lock();
+	mon = sib_cap_dev(sdev);
+	frame = mon ? sib_cap_copy(mon, skb) : NULL;
+	if (frame) {
+		if (sum_ip && (frame->data[0] >> 4) == 4)
+			ip_send_check((struct iphdr *)frame->data);
+		sib_cap_push_eth(frame, dst, src);
+		sib_cap_show(mon, frame);
+	}
+	rcu_read_unlock();
+}
+
 /**
  * __sib_cap_wire_tx - show a RoCEv2 packet that @sdev sends
  * @sdev:	the device
@@ -319,19 +309,7 @@ static struct sk_buff *sib_cap_copy(struct net_device *mon,
 void __sib_cap_wire_tx(struct sib_dev *sdev, struct sk_buff *skb,
 		       const struct sib_av *av)
 {
-	struct net_device *mon;
-	struct sk_buff *frame;
-
-	rcu_read_lock();
-	mon = sib_cap_dev(sdev);
-	frame = mon ? sib_cap_copy(mon, skb) : NULL;
-	if (frame) {
-		if ((frame->data[0] >> 4) == 4)
-			ip_send_check((struct iphdr *)frame->data);
-		sib_cap_push_eth(frame, av->dmac, sdev->ndev->dev_addr);
-		sib_cap_show(mon, frame);
-	}
-	rcu_read_unlock();
+	sib_cap_wire(sdev, skb, av->dmac, sdev->ndev->dev_addr, true);
 }
 
 /**
@@ -347,21 +325,12 @@ void __sib_cap_wire_rx(struct sib_dev *sdev, struct sk_buff *skb)
 {
 	static const u8 zero[ETH_ALEN];
 	const struct ethhdr *eth = NULL;
-	struct net_device *mon;
-	struct sk_buff *frame;
 
-	rcu_read_lock();
-	mon = sib_cap_dev(sdev);
-	frame = mon ? sib_cap_copy(mon, skb) : NULL;
-	if (frame) {
-		if (skb_mac_header_was_set(skb) &&
-		    skb_network_header(skb) - skb_mac_header(skb) >= ETH_HLEN)
-			eth = (const struct ethhdr *)skb_mac_header(skb);
-		sib_cap_push_eth(frame, eth ? eth->h_dest : zero,
-				 eth ? eth->h_source : zero);
-		sib_cap_show(mon, frame);
-	}
-	rcu_read_unlock();
+	if (skb_mac_header_was_set(skb) &&
+	    skb_network_header(skb) - skb_mac_header(skb) >= ETH_HLEN)
+		eth = (const struct ethhdr *)skb_mac_header(skb);
+	sib_cap_wire(sdev, skb, eth ? eth->h_dest : zero,
+		     eth ? eth->h_source : zero, false);
 }
 
 /* ---- the netdev's life ---------------------------------------------------- */

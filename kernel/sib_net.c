@@ -842,28 +842,27 @@ void sib_push_udp(struct sk_buff *skb, u16 sport)
 	uh->check = 0;		/* RoCEv2 over IPv4 and IPv6, as rdma_rxe */
 }
 
-static void sib_push_ip4(struct net *net, struct sk_buff *skb,
-			 const struct sib_av *av, struct dst_entry *dst)
+static void sib_push_ip4(struct sk_buff *skb, const struct sib_av *av,
+			 u8 ttl)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
 	skb_reset_network_header(skb);
+	memset(iph, 0, sizeof(*iph));
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = av->traffic_class;
 	iph->tot_len = htons(skb->len);
 	iph->frag_off = htons(IP_DF);
-	iph->ttl = av->hop_limit ?: ip4_dst_hoplimit(dst);
+	iph->ttl = av->hop_limit ?: ttl;
 	iph->protocol = IPPROTO_UDP;
-	iph->check = 0;		/* ip_local_out() computes it */
 	memcpy(&iph->saddr, av->sgid.raw + 12, sizeof(iph->saddr));
 	memcpy(&iph->daddr, av->dgid.raw + 12, sizeof(iph->daddr));
-	ip_select_ident(net, skb, NULL);
 	skb->protocol = htons(ETH_P_IP);
 }
 
 static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
-			 struct dst_entry *dst)
+			 u8 hop_limit)
 {
 	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
 
@@ -872,10 +871,27 @@ static void sib_push_ip6(struct sk_buff *skb, const struct sib_av *av,
 		     htonl(av->flow_label & IB_GRH_FLOWLABEL_MASK));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = av->hop_limit ?: ip6_dst_hoplimit(dst);
+	ip6h->hop_limit = av->hop_limit ?: hop_limit;
 	memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
 	memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
 	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/**
+ * sib_push_ip - push the IP header of a RoCEv2 packet
+ * @skb:	the packet, data at the UDP header
+ * @av:		where it goes: IPv4 or IPv6, addresses, traffic class
+ * @hop_limit:	the TTL or hop limit when @av has none (0)
+ *
+ * An IPv4 header leaves its identification and checksum zero, for the
+ * caller to fill in.
+ */
+void sib_push_ip(struct sk_buff *skb, const struct sib_av *av, u8 hop_limit)
+{
+	if (sib_av_is_v4(av))
+		sib_push_ip4(skb, av, hop_limit);
+	else
+		sib_push_ip6(skb, av, hop_limit);
 }
 
 /*
@@ -907,10 +923,12 @@ static int sib_xmit_prep(struct sib_qp *qp, struct sk_buff *skb,
 	if (!sib_pkt(skb)->icrc_room)
 		skb_put_zero(skb, SIB_ICRC_LEN);
 	sib_push_udp(skb, av->udp_sport);
-	if (sib_av_is_v4(av))
-		sib_push_ip4(net, skb, av, dst);
-	else
-		sib_push_ip6(skb, av, dst);
+	if (sib_av_is_v4(av)) {
+		sib_push_ip(skb, av, ip4_dst_hoplimit(dst));
+		ip_select_ident(net, skb, NULL);	/* ip_local_out() sums it */
+	} else {
+		sib_push_ip(skb, av, ip6_dst_hoplimit(dst));
+	}
 	rcu_read_unlock();
 	/* An injected corruption damages the ICRC, as a bad link would. */
 	icrc = cpu_to_le32(sib_icrc(skb) ^ corrupt);

@@ -772,5 +772,6 @@ void sib_net_qp_fini(struct sib_qp *qp);
 u32 sib_icrc(struct sk_buff *skb);
 bool sib_av_is_v4(const struct sib_av *av);
 void sib_push_udp(struct sk_buff *skb, u16 sport);
+void sib_push_ip(struct sk_buff *skb, const struct sib_av *av, u8 hop_limit);
 
 #endif /* SIB_QP_H */

@@ -109,6 +109,8 @@ enum sib_counter {
 	SIB_NUM_CNT
 };
 
+struct sib_parent;
+
 /**
  * struct sib_dev - one sib ib_device, bound to one netdev
  * @ib_dev:	the ib_core device; must stay first (ib_alloc_device)
@@ -143,8 +145,6 @@ enum sib_counter {
  * @mcg_mutex:	serialises attach and detach
  * @num_mcg:	multicast groups in @mcg_list
  * @parent:	the ib_device's parent in sysfs (sib_sysfs.c), or NULL
- * @parent_id:	its number (sibN)
- * @parent_link: name of its link in "net" (the netdev's name at link add)
  * @ns:		the RoCEv2 state (UDP sockets) of the network namespace the
  *		device is attached to, or NULL; written under sib_ns_mutex
  *		(sib_udp.c)
@@ -178,9 +178,7 @@ struct sib_dev {
 	spinlock_t mcg_lock;	/* see sib_mcast.c */
 	struct mutex mcg_mutex;	/* see sib_mcast.c */
 	u32 num_mcg;
-	struct device *parent;
-	int parent_id;
-	char parent_link[IFNAMSIZ];
+	struct sib_parent *parent;
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;

@@ -1456,6 +1456,22 @@ TEST_F_TIMEOUT(ulp, iser_device_removal, 600)
 		return;
 	/* the 10 s replacement timeout, then the queued I/O fails */
 	fio_ends_after_removal(_metadata, 90);
+	/*
+	 * The session outlives its device whole, as on rdma_rxe: its sysfs
+	 * directory is readable, it logs out, and then nothing is left:
+	 * no session, no parent device of the old sib device in sysfs
+	 * (/sys/devices/sibN, under which ib_iser put its SCSI host), and
+	 * ib_iser unloads.
+	 */
+	EXPECT_EQ(0, sh("for s in /sys/class/iscsi_session/session*; do "
+			"echo \"# ${s##*/}: $(cat $s/state)\" || exit 1; done"));
+	EXPECT_EQ(0, step("logout_after_removal", 60, "iscsiadm -m session -u"));
+	EXPECT_EQ(0, sh("for i in $(seq 50); do "
+			"ls -d /sys/class/iscsi_session/session* /sys/devices/sib[0-9]* "
+			">/dev/null 2>&1 || exit 0; sleep 0.2; done; "
+			"ls -d /sys/class/iscsi_session/session* /sys/devices/sib[0-9]* "
+			"| sed 's/^/# left: /'; exit 1"));
+	EXPECT_EQ(0, sh("rmmod ib_iser"));
 
 	/* Everything again on a new device, new data. */
 	iser_down();

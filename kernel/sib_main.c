@@ -325,8 +325,8 @@ static struct notifier_block sib_netdev_notifier = {
 };
 
 /*
- * Unregister every device. Called after link ops and the notifier are gone,
- * so no device can be added; ib_unregister_device() is safe against a
+ * Unregister every device. Called after the link ops are gone, so no
+ * device can be added; ib_unregister_device() is safe against a
  * concurrent "rdma link delete" or a queued unregistration (it waits for
  * it), and returns only once the device is fully gone. A device leaves
  * the list at the very end of sib_dealloc_driver(), so an unregistration
@@ -388,8 +388,13 @@ err_wq:
 static void __exit sib_exit(void)
 {
 	rdma_link_unregister(&sib_link_ops);
-	unregister_netdevice_notifier(&sib_netdev_notifier);
+	/*
+	 * The notifier stays until every device is gone: a namespace that
+	 * dies meanwhile unregisters a capture netdev, and only the
+	 * notifier takes it from its device.
+	 */
 	sib_unregister_all();
+	unregister_netdevice_notifier(&sib_netdev_notifier);
 	sib_net_exit();
 	sib_sysfs_exit();
 	destroy_workqueue(sib_async_wq);

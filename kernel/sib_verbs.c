@@ -272,8 +272,10 @@ static void sib_dealloc_ucontext(struct ib_ucontext *ib_uc)
  * Called when the device goes away while processes still hold contexts.
  * ib_core destroys their objects and zaps their mappings itself; sib keeps
  * no per-context hardware state, so there is nothing left to do here.
- * Having the op lets a netdev or the module go away without waiting for
- * those processes to exit.
+ * Having the op lets a device go away without waiting for those
+ * processes to exit. The module waits for them to close their doorbell
+ * files (sib_db.c), whose code it holds: until then rmmod says it is in
+ * use.
  */
 static void sib_disassociate_ucontext(struct ib_ucontext *ib_uc)
 {

@@ -495,7 +495,8 @@ static uint32_t sib_sysfs_caps(struct ibv_device *ibdev)
  * ibv_import_device(): a context on another context's command file. The
  * kernel context (and its ABI check) is the exporter's; QUERY_CONTEXT
  * checks that the file is alive. The exporter's doorbell file is not
- * ours, so doorbells go through uverbs.
+ * ours, so doorbells go through uverbs, which takes them only from the
+ * credentials that opened the file: in another process, posts fail.
  */
 static struct verbs_context *sib_import_context(struct ibv_device *ibdev,
 						int cmd_fd)

@@ -45,8 +45,14 @@
 #include "sib_capture.h"
 #include "sib_qp.h"
 
-/* The largest frame: an IP datagram's limit, plus Ethernet. */
-#define SIB_CAP_MAX	(ETH_HLEN + IP_MAX_MTU)
+/*
+ * The largest frame a valid RoCEv2 packet makes: Ethernet, IPv6, UDP, the
+ * largest IBA header set and ICRC (SIB_ROCE_HDR_ROOM), 4096 bytes of
+ * payload and its pad. A longer one is not shown but counted as dropped:
+ * a hostile datagram, which costs no copy, or a local burst made before
+ * the listener came.
+ */
+#define SIB_CAP_MAX	(ETH_HLEN + SIB_ROCE_HDR_ROOM + 4096 + 3)
 
 /* Default hop limit of a synthesised local packet whose AV has none. */
 #define SIB_CAP_TTL	64
@@ -57,7 +63,7 @@
  *		device unregisters it before it goes, under RTNL)
  * @pkts:	frames shown
  * @bytes:	their bytes
- * @dropped:	frames not shown: no memory, or too long
+ * @dropped:	frames not shown: no memory, or longer than SIB_CAP_MAX
  *
  * The counters are atomic: any CPU's engines and softirqs add to them.
  */
@@ -102,6 +108,7 @@ static void sib_cap_setup(struct net_device *dev)
 	dev->flags &= ~IFF_MULTICAST;
 	dev->priv_flags |= IFF_NO_QUEUE;
 	sib_netdev_set_netns_local(dev);
+	sib_netdev_set_lltx(dev);	/* the counters are atomic */
 	dev->min_mtu = ETH_MIN_MTU;
 	dev->max_mtu = ETH_MAX_MTU;
 	dev->mtu = ETH_MAX_MTU;
@@ -124,12 +131,17 @@ static void sib_cap_no_addrconf(struct net_device *dev)
 
 /* ---- frames -------------------------------------------------------------- */
 
-/* The capture netdev of @sdev if a packet socket listens on it (RCU). */
+/*
+ * The capture netdev of @sdev if a packet socket bound to it listens
+ * (RCU). Sockets bound to every netdev ("tcpdump -i any", DHCP clients,
+ * lldpd, any process in a network namespace of its own) do not count:
+ * they would make every packet of every device pay for a copy.
+ */
 static struct net_device *sib_cap_dev(struct sib_dev *sdev)
 {
 	struct net_device *mon = rcu_dereference(sdev->cap);
 
-	if (!mon || !netif_running(mon) || !dev_nit_active(mon))
+	if (!mon || !netif_running(mon) || list_empty(&mon->ptype_all))
 		return NULL;
 	return mon;
 }
@@ -251,24 +263,29 @@ out:
 }
 
 /*
- * A copy of the RoCEv2 packet @pkt from its IP header on; its data starts
- * at the IP header (sent) or after it (received). NULL if @mon takes no
- * frame now.
+ * A copy of the RoCEv2 packet @pkt from its IP header on, options and
+ * extension headers included; its data starts at the IP header (sent) or
+ * after it (received), the IP header being in its linear part. NULL, and
+ * counted as dropped, if @mon takes no frame now.
  */
 static struct sk_buff *sib_cap_copy(struct net_device *mon,
 				    struct sk_buff *pkt)
 {
+	struct sib_cap_priv *priv = netdev_priv(mon);
 	int nh = -skb_network_offset(pkt);
 	struct sk_buff *frame;
 
-	if (nh < 0 || nh > (int)sizeof(struct ipv6hdr))
+	if (nh < 0 || nh + pkt->len > SIB_CAP_MAX) {
+		atomic64_inc(&priv->dropped);
 		return NULL;
+	}
 	frame = sib_cap_alloc(mon, ETH_HLEN, nh + pkt->len);
 	if (!frame)
 		return NULL;
 	skb_put_data(frame, skb_network_header(pkt), nh);
 	if (skb_copy_bits(pkt, 0, skb_put(frame, pkt->len), pkt->len)) {
 		kfree_skb(frame);
+		atomic64_inc(&priv->dropped);
 		return NULL;
 	}
 	return frame;
@@ -346,6 +363,13 @@ static int sib_cap_add(struct sib_dev *sdev)
 	ASSERT_RTNL();
 	if (rtnl_dereference(sdev->cap))
 		return 0;
+	/*
+	 * Whoever is root in the netdev's namespace would see every user's
+	 * packets on it, the local path's included: only in a namespace of
+	 * the initial user namespace, where that is the host's root.
+	 */
+	if (dev_net(sdev->ndev)->user_ns != &init_user_ns)
+		return -EPERM;
 	snprintf(name, sizeof(name), "%.*smon", IFNAMSIZ - 4,
 		 dev_name(&sdev->ib_dev.dev));
 	mon = alloc_netdev(sizeof(*priv), name, NET_NAME_PREDICTABLE,

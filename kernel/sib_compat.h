@@ -142,6 +142,16 @@ static inline void sib_netdev_set_netns_local(struct net_device *dev)
 #endif
 }
 
+/* @dev's transmit function needs no transmit queue lock. */
+static inline void sib_netdev_set_lltx(struct net_device *dev)
+{
+#ifdef SIB_HAVE_NETDEV_LLTX
+	dev->lltx = true;
+#else
+	dev->features |= NETIF_F_LLTX;
+#endif
+}
+
 /* Free the page @nc holds; it may be used again. */
 static inline void sib_page_frag_cache_drain(struct page_frag_cache *nc)
 {

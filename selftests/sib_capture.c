@@ -11,6 +11,8 @@
  * device, while traffic runs.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 
 #define PCAP	"/tmp/sib_capture.pcap"
 #define LOG	"/tmp/sib_capture.log"
+#define USERNS_PID	"/tmp/sib_capture_userns.pid"	/* wire.userns_refused */
 #define NSA	"sibcapa"
 #define NSB	"sibcapb"
 #define IP4A	"192.0.2.1"
@@ -35,6 +38,19 @@ static int capture_set(const char *ns, const char *dev, int val)
 {
 	return sh("%s%s sh -c 'echo %d > /sys/class/infiniband/%s/capture'",
 		  *ns ? "ip netns exec " : "", ns, val, dev);
+}
+
+/* Write @val to the file @path: 0, or the errno of open() or write(). */
+static int write_errno(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = errno;
+	close(fd);
+	return err;
 }
 
 /* Start tcpdump on @ifname (in @ns) into PCAP; 0 once it listens. */
@@ -210,14 +226,21 @@ TEST_F(lo, create_delete)
 	EXPECT_EQ(0, module_load());
 }
 
-/* Present but not listened to: the local path keeps its shortcuts. */
+/*
+ * Present but not listened to: the local path keeps its shortcuts. A
+ * packet socket bound to every netdev ("tcpdump -i any", but also DHCP
+ * clients or lldpd) is no listener of sib0mon: it must not make every
+ * packet pay for a copy.
+ */
 TEST_F(lo, unobserved)
 {
 	long long acks = link_counter("sib0", "local_acks");
 
 	ASSERT_EQ(0, capture_set("", "sib0", 1));
+	ASSERT_EQ(0, tcpdump_start("", "any"));
 	EXPECT_EQ(0, run_tool("", "sib0", "ib_write_bw", "-x 1 -n 200 -s 8192",
 			      "localhost"));
+	tcpdump_stop();
 	EXPECT_LT(acks, link_counter("sib0", "local_acks"));
 	EXPECT_LT(0, link_counter("sib0", "local_bursts"));
 	EXPECT_EQ(0, sh("test $(cat /sys/class/net/sib0mon/statistics/tx_packets) = 0"));
@@ -265,6 +288,7 @@ FIXTURE(wire) {
 
 static void wire_cleanup(void)
 {
+	shq("[ -f " USERNS_PID " ] && kill $(cat " USERNS_PID "); rm -f " USERNS_PID);
 	sib_delete_all();
 	shq("ip netns del " NSA);
 	shq("ip netns del " NSB);
@@ -342,7 +366,7 @@ TEST_F_TIMEOUT(wire, veth_traffic, 600)
 }
 
 /* The capture netdev goes with its namespace; the device survives it. */
-TEST_F(wire, netns_dies)
+TEST_F_TIMEOUT(wire, netns_dies, 120)
 {
 	ASSERT_EQ(0, capture_set("", "sibA", 1));
 	/* The device follows its netdev to another namespace: the netdev goes. */
@@ -352,6 +376,32 @@ TEST_F(wire, netns_dies)
 	EXPECT_EQ(0, sh("ip -n sibcapc link show sibAmon >/dev/null"));
 	/* The namespace dies: its veth and capture netdev go, sibA with them. */
 	shq("ip netns del sibcapc; sleep 2");
+	EXPECT_NE(0, shq("rdma link show sibA/1"));
+}
+
+/*
+ * Refused in a namespace that another user namespace owns: its root would
+ * see every user's packets on the capture netdev, the local path's too.
+ */
+TEST_F_TIMEOUT(wire, userns_refused, 120)
+{
+	char buf[64];
+
+	ASSERT_EQ(0, sh("unshare --user --map-root-user --net sleep 120 & "
+			"echo $! > " USERNS_PID "; sleep 1; "
+			"ip -n " NSA " link set sibca netns $(cat " USERNS_PID ")"));
+	/* sibA followed its netdev there. */
+	EXPECT_EQ(0, sh("nsenter -t $(cat " USERNS_PID ") -n ip link show sibca >/dev/null && "
+			"rdma link show sibA/1 >/dev/null"));
+	EXPECT_EQ(EPERM, write_errno("/sys/class/infiniband/sibA/capture", "1"));
+	ASSERT_LE(0, read_text("/sys/class/infiniband/sibA/capture", buf,
+			       sizeof(buf)));
+	EXPECT_STREQ("\n", buf);
+	/* Where the initial user namespace owns the namespace, it is made. */
+	EXPECT_EQ(0, capture_set("", "sibB", 1));
+	EXPECT_EQ(0, sh("ip -n " NSB " link show sibBmon >/dev/null"));
+	/* The namespace dies: the veth goes, both ends, sibA and sibB with it. */
+	shq("kill $(cat " USERNS_PID "); sleep 2");
 	EXPECT_NE(0, shq("rdma link show sibA/1"));
 }
 

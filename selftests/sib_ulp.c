@@ -1464,7 +1464,7 @@ TEST_F_TIMEOUT(ulp, iser_device_removal, 600)
 	 * ib_iser unloads.
 	 */
 	EXPECT_EQ(0, sh("for s in /sys/class/iscsi_session/session*; do "
-			"echo \"# ${s##*/}: $(cat $s/state)\" || exit 1; done"));
+			"st=$(cat $s/state) || exit 1; echo \"# ${s##*/}: $st\"; done"));
 	EXPECT_EQ(0, step("logout_after_removal", 60, "iscsiadm -m session -u"));
 	EXPECT_EQ(0, sh("for i in $(seq 50); do "
 			"ls -d /sys/class/iscsi_session/session* /sys/devices/sib[0-9]* "

@@ -525,3 +525,13 @@ const char *repo_script(const char *name)
 	snprintf(path, sizeof(path), "%s/../../scripts/%s", exe, name);
 	return path;
 }
+
+unsigned int sib_qp_timeout(unsigned int t)
+{
+	const char *e = getenv("SIB_QP_TIMEOUT_MIN");
+	int min = e ? atoi(e) : 0;
+
+	if (!t || min <= (int)t || min > 31)
+		return t;
+	return min;
+}

@@ -98,4 +98,13 @@ int sib_db_fds(int *fds, int max);
  */
 const char *repo_script(const char *name);
 
+/*
+ * The local ACK timeout (IBA exponent: 4.096 us << t) for a test's QP:
+ * @t, or SIB_QP_TIMEOUT_MIN when that is larger (0, no timeout, stays
+ * 0). Tests that use short timeouts to retry quickly call it, so that a
+ * slow kernel (the debug lane sets 18, about 1 s) does not time out round
+ * trips that are merely slow.
+ */
+unsigned int sib_qp_timeout(unsigned int t);
+
 #endif /* SIB_UTIL_H */

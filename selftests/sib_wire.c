@@ -1104,10 +1104,12 @@ TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
 /*
  * The MR (and the memory) of a WRITE is gone while its packets, which
  * refer to its pages, still wait in A's receive path (each held 3 s by
- * A's delay fault): the packets hold page references, so A still copies
- * the bytes that were there, and nothing touches freed memory (the VM
- * runner fails on any "Bad page" or other kernel warning). B has no ACK
- * timer, so nothing is sent again after the MR is gone.
+ * A's delay fault, 10 s on a slow kernel, one with SIB_WAIT_MS above
+ * 5 s: the packets must still wait when the test looks): the packets
+ * hold page references, so A still copies the bytes that were there, and
+ * nothing touches freed memory (the VM runner fails on any "Bad page" or
+ * other kernel warning). B has no ACK timer, so nothing is sent again
+ * after the MR is gone.
  */
 TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 {
@@ -1133,7 +1135,8 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
 	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 0));
 	ASSERT_EQ(0, fault_knob_set("sibA", "delay", 1000000));
-	ASSERT_EQ(0, fault_knob_set("sibA", "delay_us", 3000000));
+	ASSERT_EQ(0, fault_knob_set("sibA", "delay_us",
+				    sib_wait_ms > 5000 ? 10000000 : 3000000));
 	ASSERT_EQ(0, fault_knob_set("sibA", "dir", 2));
 	ASSERT_EQ(0, fault_knob_set("sibA", "active", 1));
 	snprintf(path, sizeof(path),

@@ -43,13 +43,13 @@
  * never run in softirq, so a received packet would wake a worker, and a
  * busy-polling process would keep that worker off the CPU for up to a
  * scheduler tick. Instead, while an engine transmits, its CPU points at a
- * struct sib_rx_defer (on the engine's stack, preemption off): the receive
+ * struct sib_pass (on the engine's stack, preemption off): the receive
  * path parks the QPs there, and the transmitting engine kicks them in its
  * own (process) context when its pass ends (or, outside a pass, when the
  * call returns), like the local path does.
  * Anything received outside such a window goes to the work queue.
  */
-static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
+static DEFINE_PER_CPU(struct sib_pass *, sib_rx_defer);
 
 /**
  * sib_defer_add - park @qp on @d, to run once its owner holds no engine
@@ -63,7 +63,7 @@ static DEFINE_PER_CPU(struct sib_rx_defer *, sib_rx_defer);
  * Return: true if @qp is parked; false if @d is full (the caller keeps
  * its reference).
  */
-bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
+bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp)
 {
 	unsigned int i;
 
@@ -84,7 +84,7 @@ bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp)
 	return true;
 }
 
-static void sib_tx_flush(struct sib_rx_defer *d);
+static void sib_tx_flush(struct sib_pass *d);
 
 /**
  * sib_defer_tx - send the RoCEv2 packets a pass batched on @d
@@ -93,14 +93,14 @@ static void sib_tx_flush(struct sib_rx_defer *d);
  *
  * Called at the end of each pass, with the QP's engine mutex held.
  */
-void sib_defer_tx(struct sib_rx_defer *d)
+void sib_defer_tx(struct sib_pass *d)
 {
 	if (d->ntx)
 		sib_tx_flush(d);
 }
 
 /* Leave the QPs parked on @d to sib_wq, and drop their references. */
-static void sib_defer_sched(struct sib_rx_defer *d)
+static void sib_defer_sched(struct sib_pass *d)
 {
 	unsigned int i;
 
@@ -115,7 +115,7 @@ static void sib_defer_sched(struct sib_rx_defer *d)
 /* Receive path (softirq): run @qp's engines soon; consumes the reference. */
 static void sib_rx_wake(struct sib_qp *qp)
 {
-	struct sib_rx_defer *d = this_cpu_read(sib_rx_defer);
+	struct sib_pass *d = this_cpu_read(sib_rx_defer);
 
 	if (d && sib_defer_add(d, qp))
 		return;
@@ -299,7 +299,7 @@ int sib_pkt_parse(struct sk_buff *skb)
  * Never here: the sender's engines are held.
  */
 static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
-			    struct sk_buff *skb, struct sib_rx_defer *defer)
+			    struct sk_buff *skb, struct sib_pass *defer)
 {
 	if (skb_queue_len(&dst->rxq) >= SIB_RXQ_MAX) {
 		sib_count(sdev, SIB_CNT_RX_QUEUE_FULL);
@@ -324,7 +324,7 @@ static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
  * fault layer saw it (sib_deliver_local()).
  */
 static void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
-			     struct sib_rx_defer *defer)
+			     struct sib_pass *defer)
 {
 	struct sib_qp *dst;
 
@@ -353,7 +353,7 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* Where the fault layer sends packets it held back (any context). */
 static void sib_deliver(struct sib_dev *sdev, struct sk_buff *skb,
-			struct sib_rx_defer *defer)
+			struct sib_pass *defer)
 {
 	if (sib_pkt(skb)->local)
 		sib_accept_local(sdev, skb, defer);
@@ -368,7 +368,7 @@ void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb)
 
 /* Let the fault layer act on a received (or locally sent) packet. */
 static void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
-			 struct sib_rx_defer *defer)
+			 struct sib_pass *defer)
 {
 	struct sk_buff *extra;
 
@@ -952,10 +952,10 @@ static int sib_xmit_prep(struct sib_qp *qp, struct sk_buff *skb,
  * the peer's engines then take the whole burst in one run, and can
  * coalesce their ACKs. Returns how many packets the stack refused.
  */
-static unsigned int sib_tx_out(struct sib_rx_defer *park,
+static unsigned int sib_tx_out(struct sib_pass *park,
 			       struct sk_buff **skbs, unsigned int n)
 {
-	struct sib_rx_defer *prev;
+	struct sib_pass *prev;
 	unsigned int i, errs = 0;
 	struct sk_buff *skb;
 	int ret;
@@ -1066,7 +1066,7 @@ MODULE_PARM_DESC(wire_batch,
 		 "RoCEv2 packets of an engine pass sent together, 1-16 (1: one at a time; default 16)");
 
 /* Send the packets batched on @d (process context, any time). */
-static void sib_tx_flush(struct sib_rx_defer *d)
+static void sib_tx_flush(struct sib_pass *d)
 {
 	unsigned int n = d->ntx, errs;
 
@@ -1080,7 +1080,7 @@ static void sib_tx_flush(struct sib_rx_defer *d)
 
 /*
  * Put @skb (data at the BTH) on the wire to @av. Inside an engine pass,
- * the packet joins the pass' batch (struct sib_rx_defer), sent when
+ * the packet joins the pass' batch (struct sib_pass), sent when
  * wire_batch packets are ready or the pass ends; the packets of a long
  * message then cost one softirq run, one hand-off to the peer QP, per
  * batch instead of per packet. Outside a pass it goes at once. Called
@@ -1092,7 +1092,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 {
 	unsigned int batch = clamp_t(unsigned int, READ_ONCE(sib_wire_batch),
 				     1, SIB_TX_BATCH_MAX);
-	struct sib_rx_defer defer, *d = qp->kick_defer;
+	struct sib_pass defer, *d = qp->kick_defer;
 	int ret;
 
 	ret = sib_xmit_prep(qp, skb, av);
@@ -1333,7 +1333,7 @@ static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
  * Called in softirq from the UDP tunnel socket (sib_udp.c), under RCU.
  * Queues the packet to its QP and has the QP's engines run, which never
  * happens here: in the transmitting engine's context if one of ours sent
- * the packet from this CPU (struct sib_rx_defer), otherwise on sib_wq.
+ * the packet from this CPU (struct sib_pass), otherwise on sib_wq.
  */
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 {

@@ -85,7 +85,7 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 }
 
 /* Park @qp itself on @d, behind the QPs there; false if @d is full. */
-static bool sib_defer_self(struct sib_qp *qp, struct sib_rx_defer *d)
+static bool sib_defer_self(struct sib_qp *qp, struct sib_pass *d)
 {
 	if (!refcount_inc_not_zero(&qp->ref))
 		return true;	/* being destroyed: nothing to run */
@@ -171,7 +171,7 @@ static void __sib_qp_pass(struct sib_qp *qp)
  * takes all of them in one run, instead of one run (lock, pass, unlock)
  * per packet. The RoCEv2 packets it batched go out before the pass ends.
  */
-static void sib_qp_pass(struct sib_qp *qp, struct sib_rx_defer *d)
+static void sib_qp_pass(struct sib_qp *qp, struct sib_pass *d)
 {
 	lockdep_assert_held(&qp->engine);
 	qp->kick_defer = d;
@@ -223,7 +223,7 @@ static void sib_kpoll_clear(struct sib_qp *qp)
  * Run the engines until nothing is pending, a bounded number of passes.
  * Called with qp->engine held; sib_qp_unlock() deals with what is left.
  */
-static void sib_qp_run(struct sib_qp *qp, struct sib_rx_defer *d)
+static void sib_qp_run(struct sib_qp *qp, struct sib_pass *d)
 {
 	int loops = SIB_RUN_LOOPS;
 
@@ -250,7 +250,7 @@ static void sib_qp_run(struct sib_qp *qp, struct sib_rx_defer *d)
  * Such a worker only found the engines busy, or ran them late: it waits
  * for a CPU that busy-polling processes hold.
  */
-static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
+static void sib_qp_unlock(struct sib_qp *qp, struct sib_pass *d)
 {
 	int loops = SIB_RUN_LOOPS;
 
@@ -292,7 +292,7 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_rx_defer *d)
  * whose engines someone else holds is theirs to run: they see its
  * pending bit when they unlock. Consumes the references parked on @d.
  */
-static void sib_defer_drain(struct sib_rx_defer *d)
+static void sib_defer_drain(struct sib_pass *d)
 {
 	unsigned int runs = SIB_DRAIN_RUNS;
 	struct sib_qp *qp;
@@ -325,7 +325,7 @@ static void sib_defer_drain(struct sib_rx_defer *d)
  */
 static void sib_qp_drive(struct sib_qp *qp)
 {
-	struct sib_rx_defer d = { .n = 0, .head = 0, .ntx = 0 };
+	struct sib_pass d = { .n = 0, .head = 0, .ntx = 0 };
 
 	sib_qp_run(qp, &d);
 	sib_qp_unlock(qp, &d);

@@ -312,7 +312,7 @@ struct sib_lack {
 };
 
 /**
- * struct sib_rx_defer - what waits for the end of a transmission or a pass
+ * struct sib_pass - what waits for the end of a transmission or a pass
  * @n:		entries of @qp used
  * @head:	entries of @qp already taken (run), in the order parked
  * @qp:		QPs to kick, each with a reference
@@ -332,7 +332,7 @@ struct sib_lack {
  * @qp are also written by the receive softirq of the owner's CPU, while
  * the owner has it installed there (preemption off).
  */
-struct sib_rx_defer {
+struct sib_pass {
 	unsigned int n;
 	unsigned int head;
 	struct sib_qp *qp[SIB_DEFER_MAX];
@@ -341,8 +341,8 @@ struct sib_rx_defer {
 	struct sib_dev *tx_sdev;
 };
 
-void sib_defer_tx(struct sib_rx_defer *d);
-bool sib_defer_add(struct sib_rx_defer *d, struct sib_qp *qp);
+void sib_defer_tx(struct sib_pass *d);
+bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp);
 bool sib_wire_busy(struct sib_qp *qp);
 
 /**
@@ -474,7 +474,7 @@ struct sib_qp {
 	struct sib_resp resp;
 	struct sib_route route;
 	u32 kpoll_prod;
-	struct sib_rx_defer *kick_defer;
+	struct sib_pass *kick_defer;
 	struct task_struct *runner;
 };
 

@@ -626,7 +626,7 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * Take the ACK a local peer left in the register (struct sib_lack), as
+ * Take the ACK a local peer left in the register (struct sib_local_ack), as
  * if it were the next input packet.
  */
 void sib_comp_local_ack(struct sib_qp *qp)

@@ -1166,9 +1166,9 @@ MODULE_PARM_DESC(local_acks,
 		 "pass ACKs between QPs of one device without a packet (default: on)");
 
 /* Leave the ACK in @dst's register if its input queue is empty. */
-static bool sib_lack_put(struct sib_qp *dst, u32 psn, u32 smsn)
+static bool sib_local_ack_put(struct sib_qp *dst, u32 psn, u32 smsn)
 {
-	struct sib_lack *l = &dst->lack;
+	struct sib_local_ack *l = &dst->lack;
 	unsigned long flags;
 	bool put = false;
 
@@ -1191,7 +1191,7 @@ static bool sib_lack_put(struct sib_qp *dst, u32 psn, u32 smsn)
  * @psn:	the PSN acknowledged up to
  * @smsn:	the AETH (an ACK syndrome, not a NAK), host order
  *
- * See struct sib_lack. A packet goes instead when fault injection is on
+ * See struct sib_local_ack. A packet goes instead when fault injection is on
  * (its faults act on packets), when the peer is not on this device, or
  * when the peer's input queue holds packets that the ACK must not pass.
  *
@@ -1216,7 +1216,7 @@ bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
 	 */
 	if (sib_qp_type(dst) != IB_QPT_RC ||
 	    !sib_local_peer_ok(qp, &qp->av, dst) ||
-	    !sib_lack_put(dst, psn, smsn)) {
+	    !sib_local_ack_put(dst, psn, smsn)) {
 		sib_qp_put(dst);
 		return false;
 	}

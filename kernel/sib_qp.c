@@ -116,7 +116,7 @@ static void __sib_qp_pass(struct sib_qp *qp)
 	qp->tx_held = false;
 	/*
 	 * A local burst counts for the packets it stands for. A local ACK
-	 * (struct sib_lack) goes before the packets queued after it.
+	 * (struct sib_local_ack) goes before the packets queued after it.
 	 */
 	for (;;) {
 		if (READ_ONCE(qp->lack.valid))

@@ -294,7 +294,7 @@ struct sib_route {
 #define SIB_TX_BATCH_MAX	16
 
 /**
- * struct sib_lack - an ACK on the local path, without a packet
+ * struct sib_local_ack - an ACK on the local path, without a packet
  * @psn:	the PSN acknowledged up to
  * @smsn:	the AETH's syndrome and MSN, host order
  * @valid:	set by the peer's responder, cleared by the completer
@@ -305,7 +305,7 @@ struct sib_route {
  * and the completer takes it before its next input packet: the order of
  * ACKs and packets is kept. Guarded by the requester's rxq lock.
  */
-struct sib_lack {
+struct sib_local_ack {
 	u32 psn;
 	u32 smsn;
 	bool valid;
@@ -450,7 +450,7 @@ struct sib_qp {
 	struct sib_resp_res *resp_res;
 	u32 resp_nres;
 	struct sk_buff_head rxq;
-	struct sib_lack lack;
+	struct sib_local_ack lack;
 	struct work_struct work;
 	struct work_struct async_work;
 	unsigned long async_backoff;

@@ -306,12 +306,12 @@ enum ib_mtu sib_active_mtu(struct sib_dev *sdev);
 
 /* sib_udp.c */
 struct sib_ns;
-int sib_net_init(void);
-void sib_net_exit(void);
-int sib_net_dev_init(struct sib_dev *sdev);
-void sib_net_dev_fini(struct sib_dev *sdev);
+int sib_udp_init(void);
+void sib_udp_exit(void);
+int sib_udp_dev_init(struct sib_dev *sdev);
+void sib_udp_dev_fini(struct sib_dev *sdev);
 void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb);
-void sib_net_dev_moved(struct sib_dev *sdev);
+void sib_udp_dev_moved(struct sib_dev *sdev);
 
 /* sib_sysfs.c */
 int sib_parent_add(struct sib_dev *sdev);

@@ -126,7 +126,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	mutex_unlock(&sib_dev_mutex);
 
 	sib_cap_fini(sdev);
-	sib_net_dev_fini(sdev);
+	sib_udp_dev_fini(sdev);
 	sib_mcast_fini(sdev);
 	sib_parent_del(sdev);
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
@@ -210,7 +210,7 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 	ret = ib_device_set_netdev(&sdev->ib_dev, ndev, 1);
 	if (ret)
 		goto err_free;
-	ret = sib_net_dev_init(sdev);
+	ret = sib_udp_dev_init(sdev);
 	if (ret)
 		goto err_free;
 	ret = sib_parent_add(sdev);
@@ -230,7 +230,7 @@ static int sib_newlink(const char *ibdev_name, struct net_device *ndev)
 	}
 	if (ret) {
 		put_device(&sdev->ib_dev.dev);
-		sib_net_dev_fini(sdev);
+		sib_udp_dev_fini(sdev);
 		goto err_free;
 	}
 
@@ -302,7 +302,7 @@ static int sib_netdev_event(struct notifier_block *nb, unsigned long event,
 			sib_ndev_unregister(sdev);
 		break;
 	case NETDEV_REGISTER:	/* moved to another network namespace */
-		sib_net_dev_moved(sdev);
+		sib_udp_dev_moved(sdev);
 		/* The capture netdev stays behind: it goes. */
 		sib_cap_del(sdev);
 		break;
@@ -365,7 +365,7 @@ static int __init sib_init(void)
 		ret = -ENOMEM;
 		goto err_wq;
 	}
-	ret = sib_net_init();
+	ret = sib_udp_init();
 	if (ret)
 		goto err_async_wq;
 	ret = register_netdevice_notifier(&sib_netdev_notifier);
@@ -376,7 +376,7 @@ static int __init sib_init(void)
 	return 0;
 
 err_net:
-	sib_net_exit();
+	sib_udp_exit();
 err_async_wq:
 	destroy_workqueue(sib_async_wq);
 err_wq:
@@ -395,7 +395,7 @@ static void __exit sib_exit(void)
 	 */
 	sib_unregister_all();
 	unregister_netdevice_notifier(&sib_netdev_notifier);
-	sib_net_exit();
+	sib_udp_exit();
 	sib_sysfs_exit();
 	destroy_workqueue(sib_async_wq);
 	destroy_workqueue(sib_wq);

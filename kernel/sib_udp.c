@@ -17,7 +17,7 @@
  * either while holding it. The receive path (softirq) reaches the sib_ns
  * through the socket's sk_user_data and walks @devs under RCU; a device
  * leaves @devs with list_del_rcu() and a grace period passes before it
- * can be freed (sib_net_dev_fini() or the socket release).
+ * can be freed (sib_udp_dev_fini() or the socket release).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,7 +52,7 @@ struct sib_ns {
 	bool dead;
 };
 
-static unsigned int sib_net_id;
+static unsigned int sib_udp_net_id;
 static DEFINE_MUTEX(sib_ns_mutex);
 
 /* ---- receiving ------------------------------------------------------------- */
@@ -219,7 +219,7 @@ static void sib_ns_detach(struct sib_dev *sdev)
 /* Attach @sdev to @net, opening the sockets if it is the first there. */
 static int sib_ns_attach(struct sib_dev *sdev, struct net *net)
 {
-	struct sib_ns *sns = net_generic(net, sib_net_id);
+	struct sib_ns *sns = net_generic(net, sib_udp_net_id);
 	int ret;
 
 	lockdep_assert_held(&sib_ns_mutex);
@@ -251,7 +251,7 @@ static struct net *sib_ndev_net(struct sib_dev *sdev)
 }
 
 /**
- * sib_net_dev_init - attach a new device to its netdev's namespace
+ * sib_udp_dev_init - attach a new device to its netdev's namespace
  * @sdev: the device, not yet registered
  *
  * Context: process; takes RTNL and sib_ns_mutex.
@@ -261,7 +261,7 @@ static struct net *sib_ndev_net(struct sib_dev *sdev)
  * netdev is not registered or its namespace is going away; another
  * error of opening the sockets.
  */
-int sib_net_dev_init(struct sib_dev *sdev)
+int sib_udp_dev_init(struct sib_dev *sdev)
 {
 	struct net *net;
 	int ret;
@@ -276,7 +276,7 @@ int sib_net_dev_init(struct sib_dev *sdev)
 }
 
 /* The device is going away (or failed to register): let go of the sockets. */
-void sib_net_dev_fini(struct sib_dev *sdev)
+void sib_udp_dev_fini(struct sib_dev *sdev)
 {
 	mutex_lock(&sib_ns_mutex);
 	sib_ns_detach(sdev);
@@ -284,7 +284,7 @@ void sib_net_dev_fini(struct sib_dev *sdev)
 }
 
 /**
- * sib_net_dev_moved - the netdev now lives in another namespace
+ * sib_udp_dev_moved - the netdev now lives in another namespace
  * @sdev: its device
  *
  * Called from the netdev notifier (NETDEV_REGISTER after a move), under
@@ -292,7 +292,7 @@ void sib_net_dev_fini(struct sib_dev *sdev)
  * takes (or opens) the new one's. If that fails, the device keeps sending
  * but receives nothing until it moves again.
  */
-void sib_net_dev_moved(struct sib_dev *sdev)
+void sib_udp_dev_moved(struct sib_dev *sdev)
 {
 	struct net *net;
 	int ret;
@@ -310,7 +310,7 @@ void sib_net_dev_moved(struct sib_dev *sdev)
 
 static int __net_init sib_ns_init(struct net *net)
 {
-	struct sib_ns *sns = net_generic(net, sib_net_id);
+	struct sib_ns *sns = net_generic(net, sib_udp_net_id);
 
 	sns->net = net;
 	INIT_LIST_HEAD(&sns->devs);
@@ -324,7 +324,7 @@ static int __net_init sib_ns_init(struct net *net)
  */
 static void __net_exit sib_ns_exit(struct net *net)
 {
-	struct sib_ns *sns = net_generic(net, sib_net_id);
+	struct sib_ns *sns = net_generic(net, sib_udp_net_id);
 	struct sib_dev *sdev, *next;
 
 	mutex_lock(&sib_ns_mutex);
@@ -340,17 +340,17 @@ static void __net_exit sib_ns_exit(struct net *net)
 static struct pernet_operations sib_net_ops = {
 	.init = sib_ns_init,
 	.exit = sib_ns_exit,
-	.id = &sib_net_id,
+	.id = &sib_udp_net_id,
 	.size = sizeof(struct sib_ns),
 };
 
 /* Module-wide setup of the RoCEv2 transport. */
-int sib_net_init(void)
+int sib_udp_init(void)
 {
 	return register_pernet_subsys(&sib_net_ops);
 }
 
-void sib_net_exit(void)
+void sib_udp_exit(void)
 {
 	unregister_pernet_subsys(&sib_net_ops);
 }

@@ -6,6 +6,7 @@
  * the local ACK timeout (IBA 9.7.6.1.3) and the RNR back-off (9.7.5.2.8).
  */
 #include "sib_qp.h"
+#include "sib_task.h"
 #include "sib_trace.h"
 
 /* RNR NAK timer field (IBA table 45), in microseconds. */

@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 
 #include "sib_qp.h"
+#include "sib_task.h"
 
 /**
  * struct sib_db - a doorbell file's state

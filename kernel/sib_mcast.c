@@ -26,6 +26,7 @@
 #include <net/addrconf.h>
 
 #include "sib_qp.h"
+#include "sib_task.h"
 
 /**
  * struct sib_mcg - a multicast group of one device

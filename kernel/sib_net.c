@@ -27,6 +27,7 @@
 
 #include "sib_capture.h"
 #include "sib_qp.h"
+#include "sib_task.h"
 #include "sib_trace.h"
 
 /* Room in front of the BTH for the RoCEv2 encapsulation. */
@@ -50,39 +51,6 @@
  * Anything received outside such a window goes to the work queue.
  */
 static DEFINE_PER_CPU(struct sib_pass *, sib_rx_defer);
-
-/**
- * sib_defer_add - park @qp on @d, to run once its owner holds no engine
- * @d:	the defer of the engines' run in progress (see sib_qp_drive())
- * @qp:	the QP, with a reference that @d takes over
- *
- * A QP parked already and not yet taken keeps its one entry (the extra
- * reference is dropped). Entries already taken (before @d->head) make
- * room when @d is full.
- *
- * Return: true if @qp is parked; false if @d is full (the caller keeps
- * its reference).
- */
-bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp)
-{
-	unsigned int i;
-
-	for (i = d->head; i < d->n; i++) {
-		if (d->qp[i] == qp) {
-			sib_qp_put(qp);
-			return true;
-		}
-	}
-	if (d->n >= SIB_DEFER_MAX && d->head) {
-		d->n -= d->head;
-		memmove(d->qp, d->qp + d->head, d->n * sizeof(d->qp[0]));
-		d->head = 0;
-	}
-	if (d->n >= SIB_DEFER_MAX)
-		return false;
-	d->qp[d->n++] = qp;
-	return true;
-}
 
 static void sib_tx_flush(struct sib_pass *d);
 

@@ -5,21 +5,10 @@
  * packets to memory and receive queue, plus ACKs and read/atomic
  * responses) and the completer (responses to send completions).
  *
- * Execution model. A QP's engines run under its @engine mutex, which
- * guards all engine state (struct sib_req, sib_comp, sib_resp and the SQ
- * shadow). A pass drains the QP's input packet queue (requests to the
- * responder, responses to the completer), then runs the requester. The
- * engines run wherever work appears, if they can: in the doorbell system
- * call of a user QP, or, once the engine of the QP that just delivered a
- * packet has let go, in that same context (sib_qp_drive(): one engine
- * at a time, never one nested inside another; sib_qp_kick() only
- * try-locks, so two QPs never wait for each other); otherwise the QP's
- * work item on sib_wq runs them. A pending
- * bit makes whoever holds the mutex run another pass, so nothing is lost
- * to a failed try-lock: every holder looks at the bit after it unlocks
- * (sib_qp_unlock(), sib_modify_qp()), and the work item only try-locks
- * too. Timers (softirq) only set bits and queue the work.
- * Everything else reaches a QP by queueing a packet and kicking it.
+ * A QP's engines run under its @engine mutex, which guards all engine
+ * state (struct sib_req, sib_comp, sib_resp and the SQ shadow). Who runs
+ * them, when and where: sib_task.c, whose opening comment is the
+ * execution model.
  */
 #ifndef SIB_QP_H
 #define SIB_QP_H
@@ -30,6 +19,8 @@
 
 #include "sib.h"
 #include "sib_hdr.h"
+
+struct sib_pass;
 
 /**
  * struct sib_srq - shared receive queue
@@ -288,11 +279,6 @@ struct sib_route {
 	struct page_frag_cache trailer;
 };
 
-/* QPs to kick later, in process context (sib_net.c). */
-#define SIB_DEFER_MAX		16
-/* RoCEv2 packets of one pass sent together, at most (sib_net.c). */
-#define SIB_TX_BATCH_MAX	16
-
 /**
  * struct sib_local_ack - an ACK on the local path, without a packet
  * @psn:	the PSN acknowledged up to
@@ -310,40 +296,6 @@ struct sib_local_ack {
 	u32 smsn;
 	bool valid;
 };
-
-/**
- * struct sib_pass - what waits for the end of a transmission or a pass
- * @n:		entries of @qp used
- * @head:	entries of @qp already taken (run), in the order parked
- * @qp:		QPs to kick, each with a reference
- * @ntx:	entries of @tx used
- * @tx:		RoCEv2 packets of the pass, ready to go (headers and ICRC
- *		in place, route attached), in the order they were built
- * @tx_sdev:	the device that sends @tx
- *
- * Lives on the stack of whoever runs engines (sib_qp_drive()): each pass
- * of those engines parks there the QPs it delivered local packets or
- * ACKs to, and the QPs that its RoCEv2 packets reached in the softirq
- * that runs inside their transmission (sib_tx_out()); the owner runs
- * them, one at a time, once it holds no engine. A wire transmission
- * outside a pass (sib_xmit()) has one of its own, whose QPs go to
- * sib_wq. Only the pass running touches @tx and @tx_sdev, under its QP's
- * engine mutex, and sends them before it ends (sib_defer_tx()); @n and
- * @qp are also written by the receive softirq of the owner's CPU, while
- * the owner has it installed there (preemption off).
- */
-struct sib_pass {
-	unsigned int n;
-	unsigned int head;
-	struct sib_qp *qp[SIB_DEFER_MAX];
-	unsigned int ntx;
-	struct sk_buff *tx[SIB_TX_BATCH_MAX];
-	struct sib_dev *tx_sdev;
-};
-
-void sib_defer_tx(struct sib_pass *d);
-bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp);
-bool sib_wire_busy(struct sib_qp *qp);
 
 /**
  * struct sib_qp - queue pair
@@ -659,9 +611,6 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn);
 void sib_qp_put(struct sib_qp *qp);
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
-void sib_qp_sched(struct sib_qp *qp);
-void sib_qp_kick(struct sib_qp *qp);
-void sib_qp_doorbell(struct sib_qp *qp, bool rq, bool stream);
 void sib_qp_error(struct sib_qp *qp);
 void sib_qp_fatal(struct sib_qp *qp, enum ib_event_type event);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
@@ -763,6 +712,8 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 				 u32 npkts, u32 psn, struct sib_mr *mr,
 				 u64 iova);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
+void sib_defer_tx(struct sib_pass *d);
+bool sib_wire_busy(struct sib_qp *qp);
 bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);

@@ -7,6 +7,7 @@
  * invalidate) execute here and produce no packet.
  */
 #include "sib_qp.h"
+#include "sib_task.h"
 #include "sib_trace.h"
 
 #define SIB_REQ_BUDGET		64	/* packets per run, then requeue */

@@ -7,6 +7,7 @@
  * (IBA 9.7.5.2 and 9.7.6.2).
  */
 #include "sib_qp.h"
+#include "sib_task.h"
 #include "sib_trace.h"
 
 /* ---- answers ------------------------------------------------------------------ */

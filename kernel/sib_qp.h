@@ -604,10 +604,6 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 int sib_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 		 struct ib_qp_init_attr *init);
 int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata);
-int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
-		  const struct ib_send_wr **bad_wr);
-int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
-		  const struct ib_recv_wr **bad_wr);
 struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn);
 void sib_qp_put(struct sib_qp *qp);
 struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);

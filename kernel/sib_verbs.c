@@ -11,6 +11,7 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_post.h"
 #include "sib_qp.h"
 #include "sib_res.h"
 

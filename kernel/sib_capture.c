@@ -43,6 +43,7 @@
 #include <net/ipv6.h>
 
 #include "sib_capture.h"
+#include "sib_pkt.h"
 #include "sib_qp.h"
 
 /*

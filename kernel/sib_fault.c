@@ -23,6 +23,7 @@
 #include <linux/prandom.h>
 #include <linux/slab.h>
 
+#include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_fault.h"
 #include "sib_trace.h"

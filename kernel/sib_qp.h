@@ -514,48 +514,10 @@ static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
 	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
 }
 
-/* A local burst (sib_pkt_may_burst()) carries at most this much. */
-#define SIB_BURST_BYTES		SZ_64K
-#define SIB_BURST_PKTS		64
-
-/* Parsed packet facts, in skb->cb. */
-struct sib_pkt {
-	u32 psn;
-	u32 qpn;		/* destination QP */
-	u32 flags;		/* sib_op_flags(opcode) */
-	u32 paylen;		/* payload bytes, without padding */
-	u16 npkts;		/* PSNs it stands for: > 1 for a local burst */
-	u8 opcode;
-	u8 hdr_len;
-	bool ack_req;
-	bool se;
-	bool corrupt;		/* fault injection: fails the ICRC check */
-	bool local;		/* came by the local path */
-	bool icrc_room;		/* ends with the pad and the ICRC's place */
-	unsigned long due;	/* fault injection: when a delayed one goes */
-};
-
 /* Responder resources in use: max(max_dest_rd_atomic, 1), within resp_res. */
 static inline u32 sib_resp_nres(struct sib_qp *qp)
 {
 	return clamp_t(u32, qp->attr.max_dest_rd_atomic, 1, qp->resp_nres);
-}
-
-static inline struct sib_pkt *sib_pkt(struct sk_buff *skb)
-{
-	BUILD_BUG_ON(sizeof(struct sib_pkt) > sizeof(skb->cb));
-	return (struct sib_pkt *)skb->cb;
-}
-
-static inline void *sib_pkt_eth(struct sk_buff *skb, u32 which)
-{
-	return skb->data + sib_eth_offset(sib_pkt(skb)->opcode, which);
-}
-
-/* The payload of a packet built linear, for sending. */
-static inline void *sib_pkt_payload(struct sk_buff *skb)
-{
-	return skb->data + sib_pkt(skb)->hdr_len;
 }
 
 /* How the responder fails a request it refuses (sib_resp_nak()). */
@@ -695,25 +657,13 @@ void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* sib_net.c, sib_icrc.c */
 #define SIB_ICRC_LEN	4
-struct sk_buff *sib_pkt_alloc(struct sib_qp *qp, u8 opcode, u32 paylen,
-			      u32 psn, bool ack_req);
-bool sib_pkt_may_burst(struct sib_qp *qp);
-u32 sib_burst_pkts(u32 left, u32 mtu);
-bool sib_pkt_span_ok(const struct sib_pkt *pkt, u32 mtu);
-struct sk_buff *sib_pkt_alloc_gather(struct sib_qp *qp, u8 opcode,
-				     u32 paylen, u32 npkts, u32 psn,
-				     bool ack_req, struct sib_swqe *s,
-				     int *err);
-struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
-				 u32 npkts, u32 psn, struct sib_mr *mr,
-				 u64 iova);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
+bool sib_route_local(struct sib_qp *qp, const struct sib_av *av);
 void sib_defer_tx(struct sib_pass *d);
 bool sib_wire_busy(struct sib_qp *qp);
 bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);
-int sib_pkt_parse(struct sk_buff *skb);
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_net_qp_fini(struct sib_qp *qp);
 u32 sib_icrc(struct sk_buff *skb);

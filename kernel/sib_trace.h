@@ -25,6 +25,7 @@
 
 #include <linux/tracepoint.h>
 
+#include "sib_pkt.h"
 #include "sib_qp.h"
 
 /* The device's name, copied into a dynamic string of the event. */

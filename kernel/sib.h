@@ -310,7 +310,6 @@ int sib_udp_init(void);
 void sib_udp_exit(void);
 int sib_udp_dev_init(struct sib_dev *sdev);
 void sib_udp_dev_fini(struct sib_dev *sdev);
-void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_udp_dev_moved(struct sib_dev *sdev);
 
 /* sib_sysfs.c */

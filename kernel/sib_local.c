@@ -21,6 +21,7 @@
 #include "sib_local.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_recv.h"
 #include "sib_task.h"
 #include "sib_trace.h"
 

@@ -17,6 +17,7 @@
 #include "sib.h"
 #include "sib_capture.h"
 #include "sib_qp.h"
+#include "sib_recv.h"
 
 struct workqueue_struct *sib_wq;
 /* Engines of streaming doorbells (sib_qp_doorbell()): high priority. */

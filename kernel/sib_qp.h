@@ -663,9 +663,7 @@ void sib_defer_tx(struct sib_pass *d);
 bool sib_wire_busy(struct sib_qp *qp);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);
-void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
-void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
-		  struct sib_pass *defer);
+void sib_rx_wake(struct sib_qp *qp);
 void sib_net_qp_fini(struct sib_qp *qp);
 u32 sib_icrc(struct sk_buff *skb);
 bool sib_av_is_v4(const struct sib_av *av);

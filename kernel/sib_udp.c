@@ -30,6 +30,7 @@
 #include <net/udp_tunnel.h>
 
 #include "sib_qp.h"
+#include "sib_recv.h"
 
 /**
  * struct sib_ns - sib's state in one network namespace (net_generic)

@@ -43,6 +43,8 @@
 #include <net/ipv6.h>
 
 #include "sib_capture.h"
+#include "sib_icrc.h"
+#include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 

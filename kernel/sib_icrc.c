@@ -16,7 +16,8 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
-#include "sib_qp.h"
+#include "sib_icrc.h"
+#include "sib_hdr.h"
 
 /*
  * crc32_le() of eight 0xff bytes (the masked LRH), started from the usual

@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * sib: delivering packets.
- *
- * A packet (sib_pkt.c) between QPs of the same device takes the local
- * path (sib_local.c). To anyone else it goes as RoCEv2 (IBA annex
+ * sib: where packets go, and RoCEv2 out. A packet (sib_pkt.c) between
+ * QPs of the same device takes the local path (sib_local.c); which way a
+ * packet goes is decided here, once per address vector (the QP's route
+ * cache). To anyone else it goes as RoCEv2 (IBA annex
  * A17): UDP to port 4791 in IPv4 or IPv6, with the ICRC after the
  * payload, through the IP stack of the netdev's network namespace; the
- * neighbour layer resolves the next hop. Packets come back through the
- * UDP tunnel socket of that namespace (sib_udp.c) into sib_pkt_rcv()
- * (sib_recv.c).
+ * neighbour layer resolves the next hop. The RoCEv2 packets of an engine
+ * pass go out in batches (struct sib_pass), and the engines hold theirs
+ * back while the receive backlog fills (sib_wire_busy()). Packets come
+ * back through the UDP tunnel socket of that namespace (sib_udp.c) into
+ * sib_pkt_rcv() (sib_recv.c).
+ *
+ * Locking. Packets are sent from the sending QP's engine, under its
+ * @engine mutex, which guards its route cache; the routes themselves are
+ * read under RCU. While packets go out, this CPU's sib_rx_defer points at
+ * the pass (preemption off), for the receive softirq that runs inside
+ * the transmission.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -18,10 +26,11 @@
 #include <net/ip6_route.h>
 #include <net/route.h>
 #include <rdma/ib_cache.h>
-#include <rdma/ib_mad.h>
 
 #include "sib_capture.h"
+#include "sib_icrc.h"
 #include "sib_local.h"
+#include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_task.h"

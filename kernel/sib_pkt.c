@@ -17,6 +17,8 @@
 #include <rdma/ib_mad.h>
 
 #include "sib_capture.h"
+#include "sib_icrc.h"
+#include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 

@@ -601,7 +601,6 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_comp_local_ack(struct sib_qp *qp);
 void sib_rnr_timer(struct timer_list *t);
 void sib_retrans_timer(struct timer_list *t);
-void sib_tx_timer(struct timer_list *t);
 void sib_timer_stop(struct sib_qp *qp);
 void sib_timer_arm(struct sib_qp *qp);
 void sib_comp_run(struct sib_qp *qp);
@@ -654,20 +653,5 @@ void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* Packets a QP's input queue may hold before the wire path drops more. */
 #define SIB_RXQ_MAX		4096
-
-/* sib_net.c, sib_icrc.c */
-#define SIB_ICRC_LEN	4
-void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
-bool sib_route_local(struct sib_qp *qp, const struct sib_av *av);
-void sib_defer_tx(struct sib_pass *d);
-bool sib_wire_busy(struct sib_qp *qp);
-void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
-		     const struct sib_av *av);
-void sib_rx_wake(struct sib_qp *qp);
-void sib_net_qp_fini(struct sib_qp *qp);
-u32 sib_icrc(struct sk_buff *skb);
-bool sib_av_is_v4(const struct sib_av *av);
-void sib_push_udp(struct sk_buff *skb, u16 sport);
-void sib_push_ip(struct sk_buff *skb, const struct sib_av *av, u8 hop_limit);
 
 #endif /* SIB_QP_H */

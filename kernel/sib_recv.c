@@ -23,7 +23,9 @@
 #include <linux/udp.h>
 
 #include "sib_capture.h"
+#include "sib_icrc.h"
 #include "sib_local.h"
+#include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_recv.h"

@@ -27,6 +27,7 @@
  */
 #include <linux/sched/stat.h>
 
+#include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_task.h"

@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * sib: the key table, memory regions, and the key API of the data path.
+ * sib: memory regions, and the copy engine of the data path. The key
+ * table and the key lookup are sib_mkey.c's.
  *
  * Locking: see struct sib_mem_table, struct sib_mr and struct sib_mw_ent
- * in sib_mr.h. Lock order: sib_mw_ent.lock, then sib_mr.lock. The data
- * path takes no lock for an MR key, only rcu_read_lock() and a reference.
+ * in sib_mr.h. Lock order: sib_mw_ent.lock, then sib_mr.lock.
  */
 #include <linux/highmem.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
-#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "sib.h"
-
-/* Indices 1..SIB_MEM_MAX_INDEX; each kind is counted separately. */
-#define SIB_MEM_MAX_INDEX	(SIB_MAX_MR + SIB_MAX_MW)
+#include "sib_mkey.h"
 
 /* Flags a registration accepts; the optional range is ignored. */
 #define SIB_MR_ACCESS_OK	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -32,67 +29,6 @@ struct sib_pin {
 	u32 pg_off;
 };
 
-void sib_mem_table_init(struct sib_mem_table *t)
-{
-	xa_init_flags(&t->xa, XA_FLAGS_ALLOC1);
-	t->next = 1;
-	atomic_set(&t->num_mr, 0);
-	atomic_set(&t->num_mw, 0);
-}
-
-void sib_mem_table_destroy(struct sib_mem_table *t)
-{
-	WARN_ON(atomic_read(&t->num_mr));
-	WARN_ON(atomic_read(&t->num_mw));
-	WARN_ON(!xa_empty(&t->xa));
-	xa_destroy(&t->xa);
-}
-
-/* Reserve an index for @mk; the slot reads as empty until published. */
-int sib_mkey_reserve(struct sib_mem_table *t, struct sib_mkey *mk)
-{
-	u32 id;
-	int ret;
-
-	ret = xa_alloc_cyclic(&t->xa, &id, NULL,
-			      XA_LIMIT(1, SIB_MEM_MAX_INDEX), &t->next,
-			      GFP_KERNEL);
-	if (ret < 0)
-		return ret == -EBUSY ? -ENOMEM : ret;
-	mk->index = id;
-	return 0;
-}
-
-/* Make @mk visible to lookups; it must be fully initialised. */
-void sib_mkey_publish(struct sib_mem_table *t, struct sib_mkey *mk)
-{
-	/* The slot is reserved: storing into it allocates nothing. */
-	xa_store(&t->xa, mk->index, mk, GFP_KERNEL);
-}
-
-/* A fresh key for @index with a random key byte. */
-u32 sib_new_key(u32 index)
-{
-	return (index << 8) | get_random_u8();
-}
-
-/* Caller holds rcu_read_lock(); the result stays valid until it drops it. */
-struct sib_mkey *sib_mkey_find(struct sib_mem_table *t, u32 key)
-{
-	return xa_load(&t->xa, SIB_KEY_INDEX(key));
-}
-
-bool sib_mr_get_live(struct sib_mr *mr)
-{
-	return refcount_inc_not_zero(&mr->ref);
-}
-
-void sib_mr_put(struct sib_mr *mr)
-{
-	if (mr && refcount_dec_and_test(&mr->ref))
-		complete(&mr->drained);
-}
-
 /* Drop the base reference and wait for every user. Sleeps. */
 static void sib_mr_drain(struct sib_mr *mr)
 {
@@ -105,114 +41,6 @@ static void sib_mr_undrain(struct sib_mr *mr)
 {
 	reinit_completion(&mr->drained);
 	refcount_set(&mr->ref, 1);
-}
-
-/* Referenced MR whose slot matches @key's index, or NULL; key unchecked. */
-struct sib_mr *sib_mr_find_get(struct sib_mem_table *t, u32 key)
-{
-	struct sib_mr *mr = NULL;
-	struct sib_mkey *mk;
-
-	rcu_read_lock();
-	mk = sib_mkey_find(t, key);
-	if (mk && mk->kind == SIB_MKEY_MR) {
-		mr = container_of(mk, struct sib_mr, mk);
-		if (!sib_mr_get_live(mr))
-			mr = NULL;
-	}
-	rcu_read_unlock();
-	return mr;
-}
-
-void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s)
-{
-	unsigned int seq;
-
-	do {
-		seq = read_seqcount_begin(&mr->seq);
-		s->state = mr->state;
-		s->key = mr->key;
-		s->access = mr->access;
-		s->iova = mr->iova;
-		s->length = mr->length;
-		s->pd = mr->pd;
-	} while (read_seqcount_retry(&mr->seq, seq));
-}
-
-/* Is [@iova, @iova + @len) inside [@start, @start + @length)? No wrap. */
-bool sib_range_ok(u64 start, u64 length, u64 iova, u64 len)
-{
-	u64 off = iova - start;
-
-	return iova >= start && off <= length && len <= length - off;
-}
-
-static int sib_acc_flag(enum sib_acc acc)
-{
-	switch (acc) {
-	case SIB_ACC_LOCAL_WRITE:
-		return IB_ACCESS_LOCAL_WRITE;
-	case SIB_ACC_REMOTE_READ:
-		return IB_ACCESS_REMOTE_READ;
-	case SIB_ACC_REMOTE_WRITE:
-		return IB_ACCESS_REMOTE_WRITE;
-	case SIB_ACC_REMOTE_ATOMIC:
-		return IB_ACCESS_REMOTE_ATOMIC;
-	default:
-		return 0;
-	}
-}
-
-/* Take a reference on @mr for an access through its own key. */
-static int sib_mr_check_get(struct sib_mr *mr, struct ib_pd *pd, u32 key,
-			    u64 iova, u64 len, int need)
-{
-	struct sib_mr_snap s;
-	int ret = 0;
-
-	if (!sib_mr_get_live(mr))
-		return -EINVAL;
-	sib_mr_snapshot(mr, &s);
-	if (s.state != SIB_MEM_VALID || s.key != key || s.pd != pd)
-		ret = -EINVAL;
-	else if ((s.access & need) != need)
-		ret = -EACCES;
-	else if (!sib_range_ok(s.iova, s.length, iova, len))
-		ret = -ERANGE;
-	if (ret)
-		sib_mr_put(mr);
-	return ret;
-}
-
-struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
-			  u32 key, u64 iova, u64 len, enum sib_acc acc,
-			  u64 *mr_iova)
-{
-	int need = sib_acc_flag(acc);
-	struct sib_mr *mr = NULL;
-	struct sib_mkey *mk;
-	int ret;
-
-	*mr_iova = iova;
-	if (!len)
-		return NULL;
-
-	rcu_read_lock();
-	mk = sib_mkey_find(&sdev->mem, key);
-	if (!mk) {
-		ret = -EINVAL;
-	} else if (mk->kind == SIB_MKEY_MW) {
-		/* A window is an rkey only. */
-		ret = acc < SIB_ACC_REMOTE_READ ? -EINVAL :
-		      sib_mw_resolve(container_of(mk, struct sib_mw_ent, mk),
-				     pd, qpn, key, iova, len, need, mr_iova,
-				     &mr);
-	} else {
-		mr = container_of(mk, struct sib_mr, mk);
-		ret = sib_mr_check_get(mr, pd, key, iova, len, need);
-	}
-	rcu_read_unlock();
-	return ret ? ERR_PTR(ret) : mr;
 }
 
 /*

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib: memory regions (MRs) and memory windows (MWs), and the key lookup
- * API the packet engines use. Documentation/memory.md explains the rules
- * for users; this header states the contract for the rest of the driver.
+ * sib: memory regions (MRs) and memory windows (MWs), and the copy API the
+ * packet engines use; the key lookup they use is sib_mkey.h's.
+ * Documentation/memory.md explains the rules for users; this header
+ * states the contract for the rest of the driver.
  *
  * Keys. Every MR and MW owns one index in the device's key table, and its
  * key is (index << 8) | key byte. An MR uses the same value as lkey and
@@ -61,9 +62,6 @@ struct sib_mem_table {
 	atomic_t num_mr;
 	atomic_t num_mw;
 };
-
-void sib_mem_table_init(struct sib_mem_table *t);
-void sib_mem_table_destroy(struct sib_mem_table *t);
 
 enum sib_mkey_kind {
 	SIB_MKEY_MR = 1,
@@ -220,59 +218,11 @@ static inline struct sib_mw *to_smw(struct ib_mw *ib_mw)
 	return container_of(ib_mw, struct sib_mw, ib_mw);
 }
 
-/* The right an access needs. */
-enum sib_acc {
-	SIB_ACC_LOCAL_READ,
-	SIB_ACC_LOCAL_WRITE,
-	SIB_ACC_REMOTE_READ,
-	SIB_ACC_REMOTE_WRITE,
-	SIB_ACC_REMOTE_ATOMIC,
-};
-
 /* Copy direction. SIB_TO_MEM: kernel buffer -> memory region. */
 enum sib_dir {
 	SIB_TO_MEM,
 	SIB_FROM_MEM,
 };
-
-/**
- * sib_mr_get() - resolve a key for one access
- * @sdev:	the device
- * @pd:		the PD of the QP making the access
- * @qpn:	that QP's number (a type-2 window only answers its own QP)
- * @key:	lkey (for SIB_ACC_LOCAL_*) or rkey (SIB_ACC_REMOTE_*); an
- *		rkey may name an MR or a window, an lkey only an MR
- * @iova:	first address accessed, in the key's address space (for a
- *		zero-based window: the offset into the window)
- * @len:	bytes accessed
- * @acc:	the right needed
- * @mr_iova:	set to the address of the access within the returned MR
- *
- * Context: any, no sleeping; call it outside rcu_read_lock() or inside.
- *
- * A zero-length access needs no valid key (IBTA: a zero-length RDMA
- * operation does not validate its R_Key, a zero-length SGE its L_Key):
- * with @len == 0 the result is NULL with *@mr_iova = @iova, and nothing
- * is checked.
- *
- * Return: a referenced MR (release it with sib_mr_put()), NULL for
- * @len == 0, or ERR_PTR(-EINVAL) for an unknown or stale key, a wrong PD,
- * a window used by another QP or through an lkey, ERR_PTR(-EACCES) for a
- * missing right, ERR_PTR(-ERANGE) for an access outside the region or
- * window.
- */
-struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
-			  u32 key, u64 iova, u64 len, enum sib_acc acc,
-			  u64 *mr_iova);
-
-/**
- * sib_mr_put() - drop a reference taken by sib_mr_get(); NULL is a no-op
- * @mr:	the MR
- *
- * Context: any. Do not keep a reference across an unbounded wait: dereg
- * and rereg of the MR wait until it is dropped.
- */
-void sib_mr_put(struct sib_mr *mr);
 
 /**
  * sib_mr_copy() - copy between a referenced MR and a kernel buffer
@@ -504,39 +454,12 @@ int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 int sib_alloc_mw(struct ib_mw *ib_mw, struct ib_udata *udata);
 int sib_dealloc_mw(struct ib_mw *ib_mw);
 
-/* Internal to sib_mr.c and sib_mw.c. */
-int sib_mkey_reserve(struct sib_mem_table *t, struct sib_mkey *mk);
-void sib_mkey_publish(struct sib_mem_table *t, struct sib_mkey *mk);
-u32 sib_new_key(u32 index);
-struct sib_mkey *sib_mkey_find(struct sib_mem_table *t, u32 key);
-struct sib_mr *sib_mr_find_get(struct sib_mem_table *t, u32 key);
-bool sib_mr_get_live(struct sib_mr *mr);
+/* sib_mw.c, for sib_mkey.c and sib_mr.c */
 int sib_mw_resolve(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn, u32 key,
 		   u64 iova, u64 len, int need, u64 *mr_iova,
 		   struct sib_mr **mrp);
 int sib_mw_invalidate(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn,
 		      u32 key);
-
-/**
- * struct sib_mr_snap - a consistent copy of an MR's checked fields
- * @state:	enum sib_mem_state
- * @key:	current key
- * @access:	IB_ACCESS_* flags
- * @iova:	first address
- * @length:	bytes
- * @pd:		the MR's PD
- */
-struct sib_mr_snap {
-	u8 state;
-	u32 key;
-	int access;
-	u64 iova;
-	u64 length;
-	struct ib_pd *pd;
-};
-
-void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s);
-bool sib_range_ok(u64 start, u64 length, u64 iova, u64 len);
 
 #define SIB_MR_DEV_OPS							\
 	.alloc_mr = sib_alloc_mr,					\

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 
 #include "sib.h"
+#include "sib_mkey.h"
 
 /* Rights a bind may grant. */
 #define SIB_MW_ACCESS_OK	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \

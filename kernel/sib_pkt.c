@@ -18,6 +18,7 @@
 
 #include "sib_capture.h"
 #include "sib_icrc.h"
+#include "sib_mkey.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

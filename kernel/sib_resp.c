@@ -7,6 +7,7 @@
  * (IBA 9.7.5.2 and 9.7.6.2).
  */
 #include "sib_local.h"
+#include "sib_mkey.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

@@ -17,6 +17,7 @@
 #include <rdma/ib_mad.h>
 
 #include "sib_capture.h"
+#include "sib_copy.h"
 #include "sib_icrc.h"
 #include "sib_mkey.h"
 #include "sib_net.h"

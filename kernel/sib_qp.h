@@ -18,6 +18,7 @@
 #include <linux/workqueue.h>
 
 #include "sib.h"
+#include "sib_copy.h"
 #include "sib_hdr.h"
 
 struct sib_pass;

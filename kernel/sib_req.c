@@ -6,6 +6,7 @@
  * responses take one PSN each) or an atomic. Local operations (bind,
  * invalidate) execute here and produce no packet.
  */
+#include "sib_copy.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

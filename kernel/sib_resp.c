@@ -6,6 +6,7 @@
  * answers: ACKs, NAKs, RNR NAKs, read responses and atomic ACKs
  * (IBA 9.7.5.2 and 9.7.6.2).
  */
+#include "sib_copy.h"
 #include "sib_local.h"
 #include "sib_mkey.h"
 #include "sib_net.h"

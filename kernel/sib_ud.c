@@ -14,6 +14,7 @@
 #include <net/ip.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "sib_copy.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

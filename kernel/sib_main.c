@@ -16,6 +16,7 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_mcast.h"
 #include "sib_mkey.h"
 #include "sib_qp.h"
 #include "sib_recv.h"

@@ -25,6 +25,7 @@
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
+#include "sib_mcast.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_task.h"

@@ -13,7 +13,9 @@
  */
 #include "sib_post.h"
 #include "sib_qp.h"
+#include "sib_srq.h"
 #include "sib_task.h"
+#include "sib_ud.h"
 
 /*
  * An inline WR's data, gathered from its SGEs into the slot. A kernel

@@ -8,6 +8,7 @@
 
 #include "sib_net.h"
 #include "sib_qp.h"
+#include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_trace.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib: queue pairs, shared receive queues, and the three IBA engines that
- * run a QP: the requester (send queue to packets), the responder (request
- * packets to memory and receive queue, plus ACKs and read/atomic
- * responses) and the completer (responses to send completions).
+ * sib: queue pairs, and the state of the three IBA engines that run a QP:
+ * the requester (send queue to packets), the responder (request packets
+ * to memory and receive queue, plus ACKs and read/atomic responses) and
+ * the completer (responses to send completions).
  *
  * A QP's engines run under its @engine mutex, which guards all engine
  * state (struct sib_req, sib_comp, sib_resp and the SQ shadow). Who runs
@@ -20,27 +20,9 @@
 #include "sib.h"
 #include "sib_copy.h"
 #include "sib_hdr.h"
+#include "sib_srq.h"
 
 struct sib_pass;
-
-/**
- * struct sib_srq - shared receive queue
- * @ib_srq:	ib_core object; must stay first
- * @q:		the ring (process or sib_post_srq_recv() produces)
- * @lock:	guards the consumer side of @q, @limit and @max_sge; QPs on
- *		several CPUs take WQEs from one SRQ
- * @limit:	SRQ limit (IBA 10.2.9.2); 0 when not armed
- * @max_sge:	SGEs per WQE the ring's slots hold
- * @srq_num:	number reported to the process
- */
-struct sib_srq {
-	struct ib_srq ib_srq;
-	struct sib_queue q;
-	spinlock_t lock;	/* see above */
-	u32 limit;
-	u32 max_sge;
-	u32 srq_num;
-};
 
 /* A receive WQE, copied out of the RQ/SRQ ring once and validated. */
 struct sib_rwqe {
@@ -438,49 +420,9 @@ enum {
 	SIB_QP_CREDIT_UPDATE,	/* receives were posted to a starved RQ */
 };
 
-/**
- * struct sib_ah_entry - what the device's AH table points at
- * @av:		the destination, copied at creation, read-only after
- * @pd:		the AH's PD (compared only, never dereferenced)
- * @rcu:	freeing waits for readers of the table
- *
- * The entry lives apart from ib_core's AH object because ib_core frees
- * that at once, also when a kernel caller destroys the AH in atomic
- * context where we cannot wait for an RCU grace period. Readers look the
- * entry up under rcu_read_lock() and copy the AV; destroy erases it from
- * the table and frees it with kfree_rcu().
- */
-struct sib_ah_entry {
-	struct sib_av av;
-	struct ib_pd *pd;
-	struct rcu_head rcu;
-};
-
-/**
- * struct sib_ah - address handle
- * @ib_ah:	ib_core object; must stay first
- * @entry:	the table entry (see struct sib_ah_entry)
- * @ah_num:	number in the device's AH table (what UD WQEs carry)
- */
-struct sib_ah {
-	struct ib_ah ib_ah;
-	struct sib_ah_entry *entry;
-	u32 ah_num;
-};
-
-static inline struct sib_ah *to_sah(struct ib_ah *ib_ah)
-{
-	return container_of(ib_ah, struct sib_ah, ib_ah);
-}
-
 static inline struct sib_qp *to_sqp(struct ib_qp *ib_qp)
 {
 	return container_of(ib_qp, struct sib_qp, ib_qp);
-}
-
-static inline struct sib_srq *to_ssrq(struct ib_srq *ib_srq)
-{
-	return container_of(ib_srq, struct sib_srq, ib_srq);
 }
 
 static inline struct sib_cq *sib_qp_scq(struct sib_qp *qp)
@@ -577,21 +519,6 @@ void sib_qp_flush(struct sib_qp *qp);
 void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,
 		      u32 lqpn, u32 rqpn);
 
-/* sib_srq.c */
-int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
-		   struct ib_udata *udata);
-int sib_modify_srq(struct ib_srq *ib_srq, struct ib_srq_attr *attr,
-		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
-int sib_query_srq(struct ib_srq *ib_srq, struct ib_srq_attr *attr);
-int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata);
-int sib_post_srq_recv(struct ib_srq *ib_srq, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr);
-int sib_srq_take(struct sib_srq *srq, struct sib_rwqe *rwqe);
-int sib_ring_take_rwqe(struct sib_queue *q, u32 max_sge,
-		       struct sib_rwqe *rwqe);
-int sib_ring_put_rwqe(struct sib_queue *q, u32 max_sge,
-		      const struct ib_recv_wr *wr);
-
 /* sib_req.c, sib_resp.c, sib_comp.c */
 void sib_requester(struct sib_qp *qp);
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
@@ -608,6 +535,8 @@ void sib_comp_run(struct sib_qp *qp);
 void sib_comp_timers(struct sib_qp *qp);
 void sib_req_rewind(struct sib_qp *qp, u32 psn);
 void sib_req_forward(struct sib_qp *qp, u32 psn);
+int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
+		   u32 len);
 void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
 void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
 		     struct sib_sgl_pos *pos, u32 off);
@@ -634,23 +563,6 @@ static inline bool sib_credits_enabled(struct sib_qp *qp)
 {
 	return READ_ONCE(qp->sdev->credits);
 }
-
-/* sib_ud.c */
-int sib_create_ah(struct ib_ah *ib_ah, struct rdma_ah_init_attr *init,
-		  struct ib_udata *udata);
-int sib_destroy_ah(struct ib_ah *ib_ah, u32 flags);
-int sib_query_ah(struct ib_ah *ib_ah, struct rdma_ah_attr *attr);
-int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s);
-void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb);
-int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
-		   u32 len);
-
-/* sib_mcast.c */
-void sib_mcast_init(struct sib_dev *sdev);
-void sib_mcast_fini(struct sib_dev *sdev);
-int sib_attach_mcast(struct ib_qp *ib_qp, union ib_gid *gid, u16 lid);
-int sib_detach_mcast(struct ib_qp *ib_qp, union ib_gid *gid, u16 lid);
-void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* Packets a QP's input queue may hold before the wire path drops more. */
 #define SIB_RXQ_MAX		4096

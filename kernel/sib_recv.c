@@ -25,6 +25,7 @@
 #include "sib_capture.h"
 #include "sib_icrc.h"
 #include "sib_local.h"
+#include "sib_mcast.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

@@ -12,6 +12,7 @@
 #include "sib_qp.h"
 #include "sib_task.h"
 #include "sib_trace.h"
+#include "sib_ud.h"
 
 #define SIB_REQ_BUDGET		64	/* packets per run, then requeue */
 #define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */

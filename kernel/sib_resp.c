@@ -12,8 +12,10 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_trace.h"
+#include "sib_ud.h"
 
 /* ---- answers ------------------------------------------------------------------ */
 

@@ -5,6 +5,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_qp.h"
+#include "sib_srq.h"
 
 static u32 sib_recv_slot_size(u32 max_sge)
 {

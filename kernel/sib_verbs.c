@@ -11,9 +11,12 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_mcast.h"
 #include "sib_post.h"
 #include "sib_qp.h"
 #include "sib_res.h"
+#include "sib_srq.h"
+#include "sib_ud.h"
 
 bool sib_port_is_active(struct sib_dev *sdev)
 {

@@ -5,9 +5,12 @@
  * order, posts their completions, and runs the two requester timers:
  * the local ACK timeout (IBA 9.7.6.1.3) and the RNR back-off (9.7.5.2.8).
  */
+#include "sib_comp.h"
 #include "sib_copy.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
+#include "sib_resp.h"
 #include "sib_task.h"
 #include "sib_trace.h"
 

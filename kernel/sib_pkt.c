@@ -23,6 +23,7 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
 
 /* Room in front of the BTH for the RoCEv2 encapsulation. */
 #define SIB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \

@@ -6,6 +6,7 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "sib_comp.h"
 #include "sib_net.h"
 #include "sib_qp.h"
 #include "sib_srq.h"

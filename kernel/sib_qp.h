@@ -3,7 +3,8 @@
  * sib: queue pairs, and the state of the three IBA engines that run a QP:
  * the requester (send queue to packets), the responder (request packets
  * to memory and receive queue, plus ACKs and read/atomic responses) and
- * the completer (responses to send completions).
+ * the completer (responses to send completions), whose functions
+ * sib_req.h, sib_resp.h and sib_comp.h declare.
  *
  * A QP's engines run under its @engine mutex, which guards all engine
  * state (struct sib_req, sib_comp, sib_resp and the SQ shadow). Who runs
@@ -170,9 +171,6 @@ struct sib_resp_read {
 	u32 off;
 	u32 psn;
 };
-
-/* READ responses one pass sends at most, in PSNs (sib_resp.c). */
-#define SIB_READ_SLICE		256
 
 /**
  * enum sib_resp_msg - the kind of message the responder is in the middle of
@@ -463,44 +461,6 @@ static inline u32 sib_resp_nres(struct sib_qp *qp)
 	return clamp_t(u32, qp->attr.max_dest_rd_atomic, 1, qp->resp_nres);
 }
 
-/* How the responder fails a request it refuses (sib_resp_nak()). */
-enum sib_resp_err {
-	SIB_RESP_FATAL,		/* QP to error, affiliated async error */
-	SIB_RESP_FATAL_CQE,	/* QP to error; a receive completion told */
-};
-
-/*
- * The responder's verdict on a request packet (sib_responder()), as the
- * sib_resp_verdict tracepoint reports it.
- */
-enum sib_resp_verdict {
-	SIB_RV_OK,		/* executed (a READ: its responses start) */
-	SIB_RV_DUP,		/* a duplicate: acknowledged or replayed */
-	SIB_RV_SEQ_ERR,		/* a PSN gap: a sequence error NAK (once) */
-	SIB_RV_RNR,		/* no receive WQE: an RNR NAK */
-	SIB_RV_NAK,		/* refused: a NAK, and the QP to error */
-	SIB_RV_UC_DROP,		/* UC: the message is dropped */
-	SIB_RV_UD,		/* handed to the datagram receive path */
-	SIB_RV_IGNORED,		/* wrong state or transport: dropped */
-};
-
-/*
- * The completer's verdict on a response (an ACK-type packet, a local ACK,
- * a READ response or an atomic ACK), as the sib_comp_verdict tracepoint
- * reports it.
- */
-enum sib_comp_verdict {
-	SIB_CV_ACK,		/* acknowledges new PSNs */
-	SIB_CV_DUP_ACK,		/* the PSN acknowledged last (or older): credits */
-	SIB_CV_IMPLIED_NAK,	/* passes a READ or atomic: go back */
-	SIB_CV_RNR,		/* an RNR NAK: wait, then send again */
-	SIB_CV_SEQ_NAK,		/* a sequence error NAK: go back */
-	SIB_CV_ERR_NAK,		/* a NAK the WQE fails with */
-	SIB_CV_RESP,		/* the READ response or atomic ACK expected */
-	SIB_CV_RESP_GAP,	/* a response missing before it: go back */
-	SIB_CV_STALE,		/* outside the window, a duplicate: ignored */
-};
-
 /* sib_qp.c */
 int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata);
@@ -518,29 +478,6 @@ enum ib_qp_state sib_qp_state(struct sib_qp *qp);
 void sib_qp_flush(struct sib_qp *qp);
 void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,
 		      u32 lqpn, u32 rqpn);
-
-/* sib_req.c, sib_resp.c, sib_comp.c */
-void sib_requester(struct sib_qp *qp);
-void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
-void sib_resp_credit_update(struct sib_qp *qp);
-bool sib_resp_read_busy(struct sib_qp *qp);
-bool sib_rq_posted(struct sib_qp *qp);
-void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
-void sib_comp_local_ack(struct sib_qp *qp);
-void sib_rnr_timer(struct timer_list *t);
-void sib_retrans_timer(struct timer_list *t);
-void sib_timer_stop(struct sib_qp *qp);
-void sib_timer_arm(struct sib_qp *qp);
-void sib_comp_run(struct sib_qp *qp);
-void sib_comp_timers(struct sib_qp *qp);
-void sib_req_rewind(struct sib_qp *qp, u32 psn);
-void sib_req_forward(struct sib_qp *qp, u32 psn);
-int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
-		   u32 len);
-void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
-void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
-		     struct sib_sgl_pos *pos, u32 off);
-int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u8 sib_wr_to_wc_opcode(u8 wr_opcode);
 
 /* Work requests executed by the requester itself: no packet, no PSN. */
@@ -556,8 +493,6 @@ static inline bool sib_op_is_rd_atomic(u8 op)
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
-
-u32 sib_credit_count(u8 code);
 
 static inline bool sib_credits_enabled(struct sib_qp *qp)
 {

@@ -6,10 +6,13 @@
  * responses take one PSN each) or an atomic. Local operations (bind,
  * invalidate) execute here and produce no packet.
  */
+#include "sib_comp.h"
 #include "sib_copy.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
+#include "sib_resp.h"
 #include "sib_task.h"
 #include "sib_trace.h"
 #include "sib_ud.h"

@@ -12,6 +12,7 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_resp.h"
 #include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_trace.h"

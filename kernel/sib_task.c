@@ -27,9 +27,12 @@
  */
 #include <linux/sched/stat.h>
 
+#include "sib_comp.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
+#include "sib_resp.h"
 #include "sib_task.h"
 
 /*

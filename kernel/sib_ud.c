@@ -18,6 +18,8 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
+#include "sib_resp.h"
 #include "sib_ud.h"
 
 #define SIB_GRH_LEN	40

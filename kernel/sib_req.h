@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sib: the requester (sib_req.c), which turns send WQEs into packets.
+ */
+#ifndef SIB_REQ_H
+#define SIB_REQ_H
+
+#include <linux/types.h>
+
+struct sib_qp;
+struct sib_sge;
+struct sib_sgl_pos;
+struct sib_swqe;
+
+void sib_requester(struct sib_qp *qp);
+void sib_req_rewind(struct sib_qp *qp, u32 psn);
+void sib_req_forward(struct sib_qp *qp, u32 psn);
+int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
+		   u32 len);
+void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
+void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
+		     struct sib_sgl_pos *pos, u32 off);
+
+#endif /* SIB_REQ_H */

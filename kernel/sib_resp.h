@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * sib: the responder (sib_resp.c), which executes request packets and
+ * answers them.
+ */
+#ifndef SIB_RESP_H
+#define SIB_RESP_H
+
+#include <linux/types.h>
+
+struct sib_qp;
+struct sib_rwqe;
+struct sk_buff;
+
+/* READ responses one pass sends at most, in PSNs (sib_resp.c). */
+#define SIB_READ_SLICE		256
+
+/* How the responder fails a request it refuses (sib_resp_nak()). */
+enum sib_resp_err {
+	SIB_RESP_FATAL,		/* QP to error, affiliated async error */
+	SIB_RESP_FATAL_CQE,	/* QP to error; a receive completion told */
+};
+
+/*
+ * The responder's verdict on a request packet (sib_responder()), as the
+ * sib_resp_verdict tracepoint reports it.
+ */
+enum sib_resp_verdict {
+	SIB_RV_OK,		/* executed (a READ: its responses start) */
+	SIB_RV_DUP,		/* a duplicate: acknowledged or replayed */
+	SIB_RV_SEQ_ERR,		/* a PSN gap: a sequence error NAK (once) */
+	SIB_RV_RNR,		/* no receive WQE: an RNR NAK */
+	SIB_RV_NAK,		/* refused: a NAK, and the QP to error */
+	SIB_RV_UC_DROP,		/* UC: the message is dropped */
+	SIB_RV_UD,		/* handed to the datagram receive path */
+	SIB_RV_IGNORED,		/* wrong state or transport: dropped */
+};
+
+void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
+void sib_resp_credit_update(struct sib_qp *qp);
+bool sib_resp_read_busy(struct sib_qp *qp);
+bool sib_rq_posted(struct sib_qp *qp);
+int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
+u32 sib_credit_count(u8 code);
+
+#endif /* SIB_RESP_H */

@@ -4,7 +4,8 @@
  * sequence, QP rights, keys and bounds), executes it (SEND into a receive
  * WQE, RDMA WRITE into memory, RDMA READ and atomics out of memory), and
  * answers: ACKs, NAKs, RNR NAKs, read responses and atomic ACKs
- * (IBA 9.7.5.2 and 9.7.6.2).
+ * (IBA 9.7.5.2 and 9.7.6.2). READs, atomics and duplicate requests are
+ * sib_resp_rd.c's.
  */
 #include "sib_copy.h"
 #include "sib_local.h"
@@ -13,6 +14,7 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_resp.h"
+#include "sib_resp_rd.h"
 #include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_trace.h"
@@ -20,12 +22,12 @@
 
 /* ---- answers ------------------------------------------------------------------ */
 
-static __be32 sib_aeth_val(struct sib_qp *qp, u8 syn)
+__be32 sib_aeth_val(struct sib_qp *qp, u8 syn)
 {
 	return cpu_to_be32(((u32)syn << 24) | (qp->resp.msn & SIB_PSN_MASK));
 }
 
-static void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
+void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn)
 {
 	__be32 smsn = sib_aeth_val(qp, syn);
 	struct sk_buff *skb;
@@ -119,7 +121,7 @@ static void sib_resp_fed(struct sib_qp *qp)
 	WRITE_ONCE(qp->rq.hdr->credit_wanted, 0);
 }
 
-static u8 sib_ack_syndrome(struct sib_qp *qp)
+u8 sib_ack_syndrome(struct sib_qp *qp)
 {
 	u8 code = sib_credit_code(qp);
 
@@ -255,8 +257,8 @@ static enum ib_event_type sib_resp_event(u8 code)
  * (@how). UC: drop the message in progress; the QP stays as it is
  * (IBA 9.9.3.2, classes D and E).
  */
-static void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
-			 enum sib_resp_err how)
+void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
+		  enum sib_resp_err how)
 {
 	if (qp->ib_qp.qp_type != IB_QPT_RC) {
 		sib_resp_uc_abort(qp, code == SIB_NAK_REM_ACCESS_ERR ?
@@ -504,380 +506,6 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 				       SIB_WC_RECV_RDMA_WITH_IMM,
 				       qp->resp.write_len);
 	return 0;
-}
-
-/* ---- RDMA READ and atomics ----------------------------------------------------- */
-
-static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
-{
-	u32 n = sib_resp_nres(qp);
-	struct sib_resp_res *res = &qp->resp_res[qp->resp.res_next % n];
-
-	qp->resp.res_next = (qp->resp.res_next + 1) % n;
-	return res;
-}
-
-/*
- * Send the next READ responses of qp->resp.rd, at most SIB_READ_SLICE
- * PSNs of them: a READ of 16 MiB is 65536 packets at MTU 256, and no
- * pass may run that long. The pass that finds the READ unfinished leaves
- * its other input for later (sib_resp_read_busy()); the next pass goes
- * on here. The key is looked up again for each slice, so no MR
- * reference is held between passes (a stalled READ must not block
- * dereg_mr); if it no longer resolves, the rest is not sent, and the
- * requester's retry, a duplicate READ, gets the NAK (sib_resp_read_again()).
- */
-static void sib_resp_read_slice(struct sib_qp *qp)
-{
-	struct sib_resp_read *rd = &qp->resp.rd;
-	bool burst = sib_pkt_may_burst(qp);
-	u32 left = SIB_READ_SLICE, start = rd->off;
-	struct sib_mr *mr = NULL;
-	struct sk_buff *skb;
-	u64 mr_va = 0;
-
-	if (rd->len > rd->off) {
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rd->rkey,
-				rd->va + rd->off, rd->len - rd->off,
-				SIB_ACC_REMOTE_READ, &mr_va);
-		if (IS_ERR(mr)) {
-			rd->active = false;
-			return;
-		}
-		burst = burst && mr->mr_kind == SIB_MR_USER;
-	}
-	do {
-		u32 npkts = burst ? sib_burst_pkts(rd->len - rd->off, qp->mtu) : 1;
-		u32 seg = min(npkts * qp->mtu, rd->len - rd->off);
-		bool first = rd->off == 0, last = rd->off + seg == rd->len;
-		u8 op = first && last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
-			first ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-			last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-			IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
-
-		if (sib_wire_busy(qp))
-			break;		/* the rest after tx_timer */
-		skb = sib_pkt_alloc_mr(qp, op, seg, npkts, rd->psn, mr,
-				       mr_va + (rd->off - start));
-		if (!skb) {
-			rd->active = false;	/* the requester retries */
-			break;
-		}
-		if (sib_pkt(skb)->flags & SIB_OP_AETH)
-			((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
-				sib_aeth_val(qp, sib_ack_syndrome(qp));
-		sib_pkt_send(qp, skb);
-		rd->off += seg;
-		rd->psn = sib_psn_add(rd->psn, npkts);
-		left -= min(left, npkts);
-		/* Done once the LAST (or ONLY) went: a zero-length READ has one. */
-		if (last)
-			rd->active = false;
-	} while (rd->active && left);
-	if (mr)
-		sib_mr_put(mr);
-}
-
-/*
- * Answer a READ: @va, @rkey and @len as the request asks (a duplicate may
- * ask for the rest only), from PSN @psn on.
- */
-static void sib_resp_read_reply(struct sib_qp *qp, u64 va, u32 rkey, u32 len,
-				u32 psn)
-{
-	struct sib_resp_read *rd = &qp->resp.rd;
-
-	rd->va = va;
-	rd->rkey = rkey;
-	rd->len = len;
-	rd->off = 0;
-	rd->psn = psn;
-	rd->active = true;
-	sib_resp_read_slice(qp);
-}
-
-/*
- * Is the next input a duplicate READ request? The requester sends one
- * when it saw a response missing (or its timer fired), and it drops every
- * response after the gap: the rest of the READ in progress is of no use
- * to it, and the retried READ would wait for all of it (65536 packets
- * for 16 MiB at MTU 256), as long as the requester's retries may not last.
- */
-static bool sib_resp_next_is_dup_read(struct sib_qp *qp)
-{
-	const struct sib_pkt *pkt;
-	struct sk_buff *skb;
-	unsigned long flags;
-	bool dup = false;
-
-	spin_lock_irqsave(&qp->rxq.lock, flags);
-	skb = skb_peek(&qp->rxq);
-	if (skb) {
-		pkt = sib_pkt(skb);
-		dup = (pkt->flags & SIB_OP_REQ) && (pkt->flags & SIB_OP_READ) &&
-		      sib_psn_cmp(pkt->psn, qp->resp.psn) < 0;
-	}
-	spin_unlock_irqrestore(&qp->rxq.lock, flags);
-	return dup;
-}
-
-/*
- * A READ's responses are still being sent: the next pass sends more
- * before it takes any other input, unless that input is a duplicate READ,
- * which ends this one and is answered next (sib_resp_read_again()). True
- * while the READ goes on.
- */
-bool sib_resp_read_busy(struct sib_qp *qp)
-{
-	struct sib_resp_read *rd = &qp->resp.rd;
-	enum ib_qp_state state;
-
-	lockdep_assert_held(&qp->engine);
-	if (!rd->active)
-		return false;
-	state = sib_qp_state(qp);
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
-	    state != IB_QPS_SQE && state != IB_QPS_RTR) {
-		rd->active = false;
-		return false;
-	}
-	if (sib_resp_next_is_dup_read(qp)) {
-		sib_count(qp->sdev, SIB_CNT_READ_RESTARTS);
-		rd->active = false;
-		return false;
-	}
-	sib_resp_read_slice(qp);
-	return rd->active;
-}
-
-/*
- * May the READ at @psn read @len bytes at @va through @rkey? If not, it is
- * NAKed (remote access error) and the QP goes to ERR. A duplicate READ is
- * executed again, so it is checked again: the MR may be gone since.
- */
-static int sib_resp_read_key(struct sib_qp *qp, u32 psn, u64 va, u32 rkey,
-			     u32 len)
-{
-	struct sib_mr *mr;
-	u64 mr_va = 0;
-
-	if (!len)
-		return 0;
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rkey, va, len,
-			SIB_ACC_REMOTE_READ, &mr_va);
-	if (IS_ERR(mr)) {
-		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
-		return PTR_ERR(mr);
-	}
-	sib_mr_put(mr);
-	return 0;
-}
-
-static int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb)
-{
-	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
-	struct sib_pkt *pkt = sib_pkt(skb);
-	struct sib_resp_res *res;
-	u32 len = be32_to_cpu(reth->len);
-	int ret;
-
-	/* C9-94, and the message size the port advertises. */
-	if (len > SIB_MAX_MSG_SZ) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return -EINVAL;
-	}
-	ret = sib_resp_read_key(qp, pkt->psn, be64_to_cpu(reth->va),
-				be32_to_cpu(reth->rkey), len);
-	if (ret)
-		return ret;
-	res = sib_res_new(qp);
-	res->opcode = pkt->opcode;
-	res->va = be64_to_cpu(reth->va);
-	res->rkey = be32_to_cpu(reth->rkey);
-	res->len = len;
-	res->first_psn = pkt->psn;
-	res->last_psn = sib_psn_add(pkt->psn,
-				    max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu)) - 1);
-	qp->resp.msn++;
-	/* The request takes the PSNs of its responses (IBA 9.7.5.1.1). */
-	qp->resp.psn = sib_psn_add(res->last_psn, 1);
-	sib_resp_read_reply(qp, res->va, res->rkey, len, pkt->psn);
-	return 0;
-}
-
-static void sib_resp_atomic_ack(struct sib_qp *qp, u32 psn, u64 orig)
-{
-	struct sk_buff *skb;
-
-	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, 0, psn, false);
-	if (!skb)
-		return;
-	((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
-		sib_aeth_val(qp, sib_ack_syndrome(qp));
-	((struct sib_atmack *)sib_pkt_eth(skb, SIB_OP_ATMACK))->orig =
-		cpu_to_be64(orig);
-	sib_pkt_send(qp, skb);
-}
-
-static int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
-{
-	struct sib_atmeth *a = sib_pkt_eth(skb, SIB_OP_ATMETH);
-	struct sib_pkt *pkt = sib_pkt(skb);
-	u64 va = be64_to_cpu(a->va), mr_va, orig;
-	struct sib_resp_res *res;
-	struct sib_mr *mr;
-	int ret;
-
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
-			&mr_va);
-	if (IS_ERR(mr)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
-		return PTR_ERR(mr);
-	}
-	/*
-	 * The 8 bytes must be aligned (IBA 9.4.5), and the alignment that
-	 * counts is that of the memory: through a zero-based window the
-	 * packet's address is an offset, and the window may start at any
-	 * byte of the MR. So the address the key resolves to is checked,
-	 * and the MR checks the kernel address too.
-	 */
-	if (mr_va & 7) {
-		sib_mr_put(mr);
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return -EINVAL;
-	}
-	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
-		ret = sib_mr_atomic_cmp_swp(mr, mr_va, be64_to_cpu(a->compare),
-					    be64_to_cpu(a->swap_add), &orig);
-	else
-		ret = sib_mr_atomic_fetch_add(mr, mr_va,
-					      be64_to_cpu(a->swap_add), &orig);
-	sib_mr_put(mr);
-	if (ret) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return ret;
-	}
-
-	res = sib_res_new(qp);
-	res->opcode = pkt->opcode;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->va = va;
-	res->rkey = be32_to_cpu(a->rkey);
-	res->compare = be64_to_cpu(a->compare);
-	res->swap_add = be64_to_cpu(a->swap_add);
-	res->atomic_orig = orig;
-	qp->resp.msn++;
-	qp->resp.psn = sib_psn_add(pkt->psn, 1);
-	sib_resp_atomic_ack(qp, pkt->psn, orig);
-	return 0;
-}
-
-static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
-				struct sk_buff *skb);
-
-/* ---- duplicates (IBA 9.7.5.2.2) ---------------------------------------------- */
-
-/*
- * Is this atomic request the one @res saved? A requester that sends
- * another atomic under an old PSN must not get the old result.
- */
-static bool sib_resp_atomic_same(const struct sib_resp_res *res,
-				 struct sk_buff *skb)
-{
-	struct sib_atmeth *a = sib_pkt_eth(skb, SIB_OP_ATMETH);
-
-	return sib_pkt(skb)->psn == res->first_psn &&
-	       be64_to_cpu(a->va) == res->va &&
-	       be32_to_cpu(a->rkey) == res->rkey &&
-	       be64_to_cpu(a->compare) == res->compare &&
-	       be64_to_cpu(a->swap_add) == res->swap_add;
-}
-
-/*
- * The PSN to acknowledge a duplicate SEND or WRITE at @psn with: the
- * newest one executed (a coalesced ACK, IBA 9.7.5.2.2), but short of the
- * first READ or atomic after @psn. Only its response may acknowledge a
- * READ or atomic; an ACK naming or passing one is an implied NAK to an
- * IBA requester (one more go-back-N), and rdma_rxe 6.1's requester even
- * completes an atomic on a plain ACK with its PSN, without the result.
- * A requester that resends @psn has none of the READs and atomics after
- * it completed, so all of them are still in the resource table.
- */
-static u32 sib_resp_dup_ack_psn(struct sib_qp *qp, u32 psn)
-{
-	u32 i, n = sib_resp_nres(qp);
-	u32 ack = sib_psn_add(qp->resp.psn, SIB_PSN_MASK);
-
-	for (i = 0; i < n; i++) {
-		struct sib_resp_res *res = &qp->resp_res[i];
-
-		if (!res->opcode)
-			continue;
-		if (sib_psn_cmp(res->first_psn, psn) > 0 &&
-		    sib_psn_cmp(res->first_psn, ack) <= 0)
-			ack = sib_psn_add(res->first_psn, SIB_PSN_MASK);
-	}
-	return ack;
-}
-
-static void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
-{
-	struct sib_pkt *pkt = sib_pkt(skb);
-	u32 i, n = sib_resp_nres(qp);
-
-	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
-		/* Already executed: acknowledge, never execute again. */
-		if (pkt->ack_req)
-			sib_resp_ack(qp, sib_resp_dup_ack_psn(qp, pkt->psn),
-				     sib_ack_syndrome(qp));
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		struct sib_resp_res *res = &qp->resp_res[i];
-
-		if (res->opcode != pkt->opcode ||
-		    sib_psn_cmp(pkt->psn, res->first_psn) < 0 ||
-		    sib_psn_cmp(pkt->psn, res->last_psn) > 0)
-			continue;
-		if (pkt->flags & SIB_OP_ATOMIC) {
-			/* Replay the saved result; never execute twice. */
-			if (sib_resp_atomic_same(res, skb))
-				sib_resp_atomic_ack(qp, pkt->psn,
-						    res->atomic_orig);
-		} else {
-			sib_resp_read_again(qp, res, skb);
-		}
-		return;
-	}
-	/* Not found: too old to replay. The requester will time out. */
-}
-
-/*
- * A duplicate READ: answer again, from memory. The requester may ask for
- * the rest of a READ only (from the PSN of its first missing response,
- * with the RETH moved on accordingly); the answer starts at that PSN and
- * must stay within the original READ's PSNs.
- */
-static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
-				struct sk_buff *skb)
-{
-	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
-	struct sib_pkt *pkt = sib_pkt(skb);
-	u32 len = be32_to_cpu(reth->len);
-	u32 npkts;
-
-	if (len > res->len)
-		return;		/* not a part of that READ: ignore */
-	npkts = max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
-	if (sib_psn_cmp(sib_psn_add(pkt->psn, npkts - 1), res->last_psn) > 0)
-		return;		/* not a part of that READ: ignore */
-	if (sib_resp_read_key(qp, pkt->psn, be64_to_cpu(reth->va),
-			      be32_to_cpu(reth->rkey), len))
-		return;
-	sib_resp_read_reply(qp, be64_to_cpu(reth->va), be32_to_cpu(reth->rkey),
-			    len, pkt->psn);
 }
 
 /* ---- checks and dispatch ------------------------------------------------------- */

@@ -12,9 +12,6 @@ struct sib_qp;
 struct sib_rwqe;
 struct sk_buff;
 
-/* READ responses one pass sends at most, in PSNs (sib_resp.c). */
-#define SIB_READ_SLICE		256
-
 /* How the responder fails a request it refuses (sib_resp_nak()). */
 enum sib_resp_err {
 	SIB_RESP_FATAL,		/* QP to error, affiliated async error */
@@ -38,9 +35,15 @@ enum sib_resp_verdict {
 
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
 void sib_resp_credit_update(struct sib_qp *qp);
-bool sib_resp_read_busy(struct sib_qp *qp);
 bool sib_rq_posted(struct sib_qp *qp);
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 u32 sib_credit_count(u8 code);
+
+/* The answers, for sib_resp_rd.c too. */
+__be32 sib_aeth_val(struct sib_qp *qp, u8 syn);
+void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn);
+u8 sib_ack_syndrome(struct sib_qp *qp);
+void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
+		  enum sib_resp_err how);
 
 #endif /* SIB_RESP_H */

@@ -304,19 +304,6 @@ extern const struct ib_device_ops sib_dev_ops;
 bool sib_port_is_active(struct sib_dev *sdev);
 enum ib_mtu sib_active_mtu(struct sib_dev *sdev);
 
-/* sib_udp.c */
-struct sib_ns;
-int sib_udp_init(void);
-void sib_udp_exit(void);
-int sib_udp_dev_init(struct sib_dev *sdev);
-void sib_udp_dev_fini(struct sib_dev *sdev);
-void sib_udp_dev_moved(struct sib_dev *sdev);
-
-/* sib_sysfs.c */
-int sib_parent_add(struct sib_dev *sdev);
-void sib_parent_del(struct sib_dev *sdev);
-void sib_sysfs_exit(void);
-
 /* sib_main.c */
 void sib_dealloc_driver(struct ib_device *ib_dev);
 

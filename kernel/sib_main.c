@@ -20,6 +20,8 @@
 #include "sib_mkey.h"
 #include "sib_qp.h"
 #include "sib_recv.h"
+#include "sib_sysfs.h"
+#include "sib_udp.h"
 
 struct workqueue_struct *sib_wq;
 /* Engines of streaming doorbells (sib_qp_doorbell()): high priority. */

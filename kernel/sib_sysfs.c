@@ -30,6 +30,7 @@
 #include <linux/workqueue.h>
 
 #include "sib.h"
+#include "sib_sysfs.h"
 
 /**
  * struct sib_parent - the parent in sysfs of a sib ib_device

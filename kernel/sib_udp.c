@@ -31,6 +31,7 @@
 
 #include "sib_qp.h"
 #include "sib_recv.h"
+#include "sib_udp.h"
 
 /**
  * struct sib_ns - sib's state in one network namespace (net_generic)

@@ -243,7 +243,13 @@ struct sib_pd {
 /* The caps every user context gets (enum sib_ucontext_caps). */
 #define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
 			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
-			 SIB_UCTX_CAP_CQE_TS)
+			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE)
+/*
+ * ATOMIC WRITE in query_device's capabilities: IB_DEVICE_ATOMIC_WRITE
+ * (IB_UVERBS_DEVICE_ATOMIC_WRITE) of Linux 6.2 and later, which 6.1's
+ * headers lack; ib_core passes the 64-bit flags on to ibv_query_device_ex.
+ */
+#define SIB_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 /* The "core clock" of CQE timestamps: ns of CLOCK_MONOTONIC, in kHz. */
 #define SIB_CORE_CLOCK_KHZ	1000000
 

@@ -352,6 +352,18 @@ int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 	return 0;
 }
 
+int sib_mr_atomic_write(struct sib_mr *mr, u64 iova, u64 val)
+{
+	u64 *p = sib_mr_map8(mr, iova);
+
+	if (!p)
+		return -EINVAL;
+	/* Ordered after the stores of the requests before it. */
+	smp_store_release(p, val);
+	sib_mr_unmap8(mr, p);
+	return 0;
+}
+
 /*
  * One SGE's part of a copy: @len bytes at most, from @pos_off into the SGE.
  * With @frags, the bytes are appended to @b->skb as page fragments

@@ -98,6 +98,17 @@ int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
 int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig);
 
 /**
+ * sib_mr_atomic_write() - 8-byte store on an MR, for ATOMIC WRITE
+ * @mr:		from sib_mr_get(..., 8, SIB_ACC_REMOTE_WRITE, &iova)
+ * @iova:	as for sib_mr_atomic_cmp_swp()
+ * @val:	the 8 bytes, stored in one piece, after every store before it
+ *
+ * Context: any, no sleeping.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
+ */
+int sib_mr_atomic_write(struct sib_mr *mr, u64 iova, u64 val);
+
+/**
  * struct sib_sgl_pos - a position in an SGE list
  * @sge:	index of the current SGE
  * @off:	bytes of it already consumed

@@ -104,6 +104,17 @@ enum sib_op_flags {
 	SIB_OP_UC	= BIT(19),
 	SIB_OP_UD	= BIT(20),
 	SIB_OP_VALID	= BIT(21),
+	SIB_OP_ATOMIC_WRITE = BIT(22),	/* with SIB_OP_WRITE: 8 bytes at once */
+};
+
+/*
+ * IBA 1.5's ATOMIC WRITE request (RC only): a RETH and 8 bytes of payload,
+ * answered by a plain ACK. Linux 6.2 and later call it
+ * IB_OPCODE_RC_ATOMIC_WRITE; 6.1's headers do not have it.
+ */
+enum sib_opcode_ext {
+	SIB_OPCODE_ATOMIC_WRITE = 0x1d,
+	SIB_OPCODE_RC_ATOMIC_WRITE = IB_OPCODE_RC + SIB_OPCODE_ATOMIC_WRITE,
 };
 
 struct sib_opinfo {

@@ -55,6 +55,7 @@ static bool sib_op_allowed(enum ib_qp_type type, u8 op)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case SIB_WR_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -75,6 +76,13 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (sib_op_is_local(w->opcode))
 		return 0;
+	/* ATOMIC WRITE's 8 bytes travel in the WQE (wr.atomic.swap). */
+	if (w->opcode == SIB_WR_ATOMIC_WRITE) {
+		if (inl || w->num_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		s->len = 8;
+		return 0;
+	}
 	if (inl) {
 		if (w->inline_len > qp->max_inline ||
 		    sib_op_is_rd_atomic(w->opcode))
@@ -367,6 +375,37 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 	return 0;
 }
 
+/*
+ * ATOMIC WRITE: one packet, a RETH and the 8 bytes; a plain ACK retires
+ * it, as it does a WRITE. Sent again whole after a go-back-N.
+ */
+static int sib_req_send_atomic_write(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	struct sib_reth *reth;
+	struct sk_buff *skb;
+
+	skb = sib_pkt_alloc(qp, SIB_OPCODE_RC_ATOMIC_WRITE, 8, qp->req.psn,
+			    true);
+	if (!skb)
+		return -ENOMEM;
+	reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	reth->va = cpu_to_be64(w->wr.atomic.remote_addr);
+	reth->rkey = cpu_to_be32(w->wr.atomic.rkey);
+	reth->len = cpu_to_be32(8);
+	memcpy(skb->data + sib_pkt(skb)->hdr_len, &w->wr.atomic.swap, 8);
+	s->first_psn = qp->req.psn;
+	s->last_psn = qp->req.psn;
+	s->begun = true;
+	s->sent = 8;
+	sib_req_psn_next(qp, 1);
+	qp->req.noack = 0;
+	s->state = SIB_SWQE_SENT;
+	s->all_sent = true;
+	sib_pkt_send(qp, skb);
+	return 0;
+}
+
 static bool sib_op_needs_rwqe(u8 op)
 {
 	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
@@ -501,6 +540,8 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 			ret = sib_ud_send(qp, s);
 		else if (sib_op_is_rd_atomic(op))
 			ret = sib_req_send_rd_atomic(qp, s);
+		else if (op == SIB_WR_ATOMIC_WRITE)
+			ret = sib_req_send_atomic_write(qp, s);
 		else
 			ret = sib_req_send_seg(qp, s);
 		if (ret)

@@ -113,6 +113,7 @@ sib_same_value(SIB_WC_COMP_SWAP, IBV_WC_COMP_SWAP);
 sib_same_value(SIB_WC_FETCH_ADD, IBV_WC_FETCH_ADD);
 sib_same_value(SIB_WC_BIND_MW, IBV_WC_BIND_MW);
 sib_same_value(SIB_WC_LOCAL_INV, IBV_WC_LOCAL_INV);
+sib_same_value(SIB_WC_ATOMIC_WRITE, IBV_WC_ATOMIC_WRITE);
 sib_same_value(SIB_WC_RECV, IBV_WC_RECV);
 sib_same_value(SIB_WC_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM);
 sib_same_value(SIB_WC_F_GRH, IBV_WC_GRH);
@@ -131,6 +132,7 @@ sib_same_value(IBV_WR_ATOMIC_FETCH_AND_ADD,
 sib_same_value(IBV_WR_LOCAL_INV, IB_UVERBS_WR_LOCAL_INV);
 sib_same_value(IBV_WR_BIND_MW, IB_UVERBS_WR_BIND_MW);
 sib_same_value(IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV);
+sib_same_value(IBV_WR_ATOMIC_WRITE, SIB_WR_ATOMIC_WRITE);
 /* The kernel's IB_SEND_* values: no uapi enum names them. */
 sib_same_value(IBV_SEND_FENCE, 1);
 sib_same_value(IBV_SEND_SIGNALED, 2);

@@ -47,8 +47,9 @@ enum {
 	SIB_INLINE_OPS = SIB_OP(SEND) | SIB_OP(SEND_WITH_IMM) |
 			 SIB_OP(SEND_WITH_INV) | SIB_OP(RDMA_WRITE) |
 			 SIB_OP(RDMA_WRITE_WITH_IMM),
-	/* Opcodes that carry no local data at all. */
-	SIB_NODATA_OPS = SIB_OP(LOCAL_INV) | SIB_OP(BIND_MW),
+	/* Opcodes that carry no SGE or inline data in the WQE. */
+	SIB_NODATA_OPS = SIB_OP(LOCAL_INV) | SIB_OP(BIND_MW) |
+			 SIB_OP(ATOMIC_WRITE),
 };
 
 #define SIB_QPX_OP(op) IBV_QP_EX_WITH_##op
@@ -62,6 +63,12 @@ enum {
 			  SIB_QPX_OP(RDMA_READ) |
 			  SIB_QPX_OP(ATOMIC_CMP_AND_SWP) |
 			  SIB_QPX_OP(ATOMIC_FETCH_AND_ADD),
+};
+
+/* RC opcodes that the kernel takes only with SIB_UCTX_CAP_ATOMIC_WRITE. */
+enum {
+	SIB_RC_ATOMIC_WRITE_OPS = SIB_OP(ATOMIC_WRITE),
+	SIB_RC_ATOMIC_WRITE_SEND_OPS = SIB_QPX_OP(ATOMIC_WRITE),
 };
 
 enum {
@@ -334,6 +341,15 @@ static int sib_build_send_wqe(struct sib_qp *qp, struct sib_send_wqe *wqe,
 		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr->wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* The 8 bytes travel in the WQE, read now as inline data is. */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		wqe->wr.atomic.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.atomic.rkey = wr->wr.rdma.rkey;
+		memcpy(&wqe->wr.atomic.swap,
+		       (void *)(uintptr_t)wr->sg_list[0].addr, 8);
 		break;
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.mw)
@@ -612,6 +628,18 @@ static void sib_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		      add, 0);
 }
 
+static void sib_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				uint64_t remote_addr, const void *atomic_wr)
+{
+	struct sib_send_wqe *wqe = sib_wr_begin(ibqp, IBV_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	wqe->wr.atomic.remote_addr = remote_addr;
+	wqe->wr.atomic.rkey = rkey;
+	memcpy(&wqe->wr.atomic.swap, atomic_wr, 8);
+}
+
 static void sib_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			   uint32_t rkey,
 			   const struct ibv_mw_bind_info *bind_info)
@@ -792,6 +820,7 @@ static void sib_qp_init_ex_ops(struct sib_qp *qp)
 	qpx->wr_rdma_read = sib_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = sib_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = sib_wr_atomic_fetch_add;
+	qpx->wr_atomic_write = sib_wr_atomic_write;
 	qpx->wr_bind_mw = sib_wr_bind_mw;
 	qpx->wr_local_inv = sib_wr_local_inv;
 
@@ -807,7 +836,8 @@ static void sib_qp_init_ex_ops(struct sib_qp *qp)
 /* ---------------------------------------------------------------------
  * Create / modify / query / destroy
  */
-static int sib_check_qp_attr(const struct ibv_qp_init_attr_ex *attr,
+static int sib_check_qp_attr(struct sib_context *ctx,
+			     const struct ibv_qp_init_attr_ex *attr,
 			     uint32_t *opcodes)
 {
 	uint64_t send_ops;
@@ -816,6 +846,10 @@ static int sib_check_qp_attr(const struct ibv_qp_init_attr_ex *attr,
 	case IBV_QPT_RC:
 		*opcodes = SIB_RC_OPS;
 		send_ops = SIB_RC_SEND_OPS;
+		if (ctx->caps & SIB_UCTX_CAP_ATOMIC_WRITE) {
+			*opcodes |= SIB_RC_ATOMIC_WRITE_OPS;
+			send_ops |= SIB_RC_ATOMIC_WRITE_SEND_OPS;
+		}
 		break;
 	case IBV_QPT_UC:
 		*opcodes = SIB_UC_OPS;
@@ -855,7 +889,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	bool rq_ok;
 	int ret;
 
-	ret = sib_check_qp_attr(attr, &opcodes);
+	ret = sib_check_qp_attr(to_sctx(ibctx), attr, &opcodes);
 	if (ret) {
 		errno = ret;
 		return NULL;

@@ -772,14 +772,14 @@ static const uint8_t op_hdrs[32] = {
 	[0x0d] = H_AETH | H_RESP, [0x0e] = H_RESP, [0x0f] = H_AETH | H_RESP,
 	[0x10] = H_AETH | H_RESP, [0x11] = H_AETH | H_RESP,
 	[0x12] = H_AETH | H_ATMACK | H_RESP, [0x13] = H_ATM, [0x14] = H_ATM,
-	[0x16] = H_IETH, [0x17] = H_IETH,
+	[0x16] = H_IETH, [0x17] = H_IETH, [0x1d] = H_RETH,
 };
 
 /* The opcodes a complete corpus holds (CNP, 0x81, is made up). */
 static const uint8_t corpus_want[] = {
 	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
 	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16,
-	0x17, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29,
+	0x17, 0x1d, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29,
 	0x2a, 0x2b, 0x64, 0x65,
 };
 
@@ -792,6 +792,7 @@ static const char *op_name(uint8_t op)
 		"READ_REQ", "READ_RESP_FIRST", "READ_RESP_MIDDLE",
 		"READ_RESP_LAST", "READ_RESP_ONLY", "ACK", "ATOMIC_ACK", "CAS",
 		"FADD", "?", "SEND_LAST_INV", "SEND_ONLY_INV",
+		[0x1d] = "ATOMIC_WRITE",
 	};
 	static char buf[8][32];
 	static int k;
@@ -902,7 +903,7 @@ static int corpus_capture(struct corpus *c, struct ibv_context *ca, int ga,
 		{ IBV_WR_RDMA_WRITE_WITH_IMM, 100 },
 		{ IBV_WR_RDMA_READ, 3000 }, { IBV_WR_RDMA_READ, 100 },
 		{ IBV_WR_ATOMIC_CMP_AND_SWP, 8 },
-		{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8 },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, 8 }, { IBV_WR_ATOMIC_WRITE, 8 },
 	};
 	struct ibv_pd *pa = ibv_alloc_pd(ca), *pb = ibv_alloc_pd(cb);
 	struct ep a[3] = { 0 }, b[3] = { 0 };
@@ -937,8 +938,8 @@ static int corpus_capture(struct corpus *c, struct ibv_context *ca, int ga,
 		ep_post_recv(&a[0], 100 + i, i * 4096, 4096);
 	for (unsigned int i = 0; i < sizeof(rc) / sizeof(rc[0]); i++)
 		ep_post(&b[0], &a[0], rc[i].op, i, 0, rc[i].len, 8192, 7);
-	ok = ep_wait(b[0].scq, 12, 20000, NULL, NULL);
-	say("corpus: RC requests %d/12 completed\n", ok);
+	ok = ep_wait(b[0].scq, 13, 20000, NULL, NULL);
+	say("corpus: RC requests %d/13 completed\n", ok);
 	/* An RNR NAK: a SEND before its receive. */
 	ep_drain(a[0].rcq, NULL);
 	ep_reset(&a[0]);

@@ -322,7 +322,8 @@ static int pair_create_qp(struct pair *p, int i)
 				   IBV_QP_EX_WITH_RDMA_READ |
 				   IBV_QP_EX_WITH_BIND_MW |
 				   IBV_QP_EX_WITH_LOCAL_INV |
-				   IBV_QP_EX_WITH_SEND_WITH_INV;
+				   IBV_QP_EX_WITH_SEND_WITH_INV |
+				   o->send_ops;
 	}
 	p->qp[i] = ibv_create_qp_ex(p->ctx, &a);
 	if (!p->qp[i]) {

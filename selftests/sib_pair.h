@@ -45,6 +45,7 @@ struct pair_opts {
 	struct ibv_comp_channel *chan[2];	/* for the recv CQ of QP i */
 	bool sig_all;
 	bool qp_ex;		/* create with send_ops_flags (ibv_wr_*) */
+	uint64_t send_ops;	/* with qp_ex: IBV_QP_EX_WITH_* beyond the usual */
 	enum ibv_qp_type qp_type;	/* 0: IBV_QPT_RC; or IBV_QPT_UC */
 };
 

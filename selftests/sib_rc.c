@@ -304,6 +304,160 @@ TEST_F(rc, atomics)
 	EXPECT_TRUE(cq_quiet(self->p.rcq[1], 0));
 }
 
+/* ATOMIC WRITE of the 8 bytes at A's @loff to B's @roff, by ibv_post_send. */
+static int post_atomic_write(struct pair *p, struct buf *l, uint32_t loff,
+			     uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge s = mk_sge(l, loff, 8);
+
+	return post_op(p->qp[0], IBV_WR_ATOMIC_WRITE, wr_id, &s, 1,
+		       IBV_SEND_SIGNALED, raddr, rkey);
+}
+
+/*
+ * ATOMIC WRITE (IBA 1.5): 8 bytes land whole at an aligned address, and
+ * nothing else moves; by ibv_post_send (the 8 bytes from an SGE) and by
+ * ibv_wr_atomic_write (the 8 bytes given by pointer); after a 64 KiB
+ * WRITE on the same QP, which must be in place when it completes.
+ */
+TEST_F(rc, atomic_write)
+{
+	static const uint8_t v[8] = { 1, 2, 3, 4, 0xfd, 0xfe, 0xff, 0x80 };
+	uint64_t ra = buf_addr(&self->r, 64), val = 0x0123456789abcdefull;
+	uint32_t rkey = self->r.mr->rkey, q0 = self->qpn[0];
+	struct ibv_sge big = mk_sge(&self->l, 4096, 65536);
+	struct pair_opts o;
+	struct ibv_qp_ex *qx;
+	struct pair p;
+
+	memset(self->r.p, 0xee, 8192 + 65536);
+	memset(self->l.p, 0xcc, 64);
+	memcpy(self->l.p + 8, v, 8);
+	ASSERT_EQ(0, post_atomic_write(&self->p, &self->l, 8, ra, rkey, 1));
+	expect_wc("atomic write", self->p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_ATOMIC_WRITE, q0, ANY, NULL);
+	EXPECT_SAME(self->r.p + 64, v, 8, "the 8 bytes");
+	EXPECT_UNTOUCHED(self->r.p, 64, 0xee, "before the target");
+	EXPECT_UNTOUCHED(self->r.p + 72, 256 - 72, 0xee, "after the target");
+	EXPECT_UNTOUCHED(self->l.p, 8, 0xcc, "A's memory before the value");
+	EXPECT_TRUE(cq_quiet(self->p.rcq[1], 0));
+
+	/* A WRITE, then an ATOMIC WRITE that says the data is there. */
+	fill_pattern(self->l.p + 4096, 65536, 21);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 2, &big, 1, 0,
+			     buf_addr(&self->r, 8192), rkey));
+	ASSERT_EQ(0, post_atomic_write(&self->p, &self->l, 8, ra + 8, rkey, 3));
+	expect_wc("atomic write after a write", self->p.scq[0], 3,
+		  IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE, q0, ANY, NULL);
+	EXPECT_SAME(self->r.p + 72, v, 8, "the flag");
+	EXPECT_SAME(self->r.p + 8192, self->l.p + 4096, 65536, "the data");
+
+	/* The extended API: the value comes by pointer, in the WQE. */
+	pair_default_opts(&o);
+	o.qp_ex = true;
+	o.send_ops = IBV_QP_EX_WITH_ATOMIC_WRITE;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	qx = ibv_qp_to_qp_ex(p.qp[0]);
+	ASSERT_NE(NULL, qx);
+	ibv_wr_start(qx);
+	qx->wr_id = 4;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qx, rkey, ra + 16, &val);
+	val = 0;	/* the WQE holds its copy */
+	ASSERT_EQ(0, ibv_wr_complete(qx));
+	expect_wc("ibv_wr_atomic_write", p.scq[0], 4, IBV_WC_SUCCESS,
+		  IBV_WC_ATOMIC_WRITE, p.qp[0]->qp_num, ANY, NULL);
+	val = 0x0123456789abcdefull;
+	EXPECT_SAME(self->r.p + 80, &val, 8, "the value by pointer");
+	EXPECT_UNTOUCHED(self->r.p + 88, 256 - 88, 0xee, "after it");
+	/* It carries no SGE. */
+	ibv_wr_start(qx);
+	ibv_wr_atomic_write(qx, rkey, ra + 16, &val);
+	ibv_wr_set_sge(qx, self->l.mr->lkey, buf_addr(&self->l, 0), 8);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(qx));
+	pair_destroy(&p);
+}
+
+/* The status an ATOMIC WRITE to @raddr/@rkey completes with; -1: none. */
+static int atomic_write_status(struct pair *p, struct buf *l, uint64_t raddr,
+			       uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	if (post_atomic_write(p, l, 8, raddr, rkey, 9))
+		return -1;
+	if (poll_n(p->scq[0], &wc, 1, WAIT_MS) != 1)
+		return -1;
+	return wc.status;
+}
+
+/*
+ * What ATOMIC WRITE refuses: an unaligned target (Invalid Request), an MR
+ * or a QP without remote write rights, a length other than 8 or other than
+ * one SGE (EINVAL at posting), a UC or UD QP (not an RC operation). The
+ * target stays as it was each time.
+ */
+TEST_F(rc, atomic_write_errors)
+{
+	uint64_t ra = buf_addr(&self->r, 64);
+	struct ibv_sge s2[2] = { mk_sge(&self->l, 8, 4), mk_sge(&self->l, 12, 4) };
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_UC,
+		.send_cq = self->p.scq[0], .recv_cq = self->p.rcq[0],
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = self->p.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	struct ibv_sge s4 = mk_sge(&self->l, 8, 4);
+	struct pair_opts o;
+	struct ibv_mr *ro;
+	struct pair p;
+
+	memset(self->r.p, 0xee, 256);
+	fill_pattern(self->l.p, 64, 5);
+
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  atomic_write_status(&self->p, &self->l, ra + 4,
+				      self->r.mr->rkey));
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+
+	ro = ibv_reg_mr(self->p.pd, self->r.p, 4096, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, ro);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  atomic_write_status(&self->p, &self->l, ra, ro->rkey));
+	ASSERT_EQ(0, ibv_dereg_mr(ro));
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	EXPECT_UNTOUCHED(self->r.p, 256, 0xee, "the target");
+
+	EXPECT_EQ(EINVAL, post_op(self->p.qp[0], IBV_WR_ATOMIC_WRITE, 1, &s4,
+				  1, 0, ra, self->r.mr->rkey));
+	EXPECT_EQ(EINVAL, post_op(self->p.qp[0], IBV_WR_ATOMIC_WRITE, 1, s2,
+				  2, 0, ra, self->r.mr->rkey));
+
+	/* B's QP without remote write: Invalid Request. */
+	pair_default_opts(&o);
+	o.access[1] = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  atomic_write_status(&p, &self->l, ra, self->r.mr->rkey));
+	pair_destroy(&p);
+	EXPECT_UNTOUCHED(self->r.p, 256, 0xee, "the target");
+
+	/* Not on UC: neither created nor posted. */
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(self->ctx, &a));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	pair_default_opts(&o);
+	o.qp_type = IBV_QPT_UC;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	EXPECT_EQ(EINVAL, post_atomic_write(&p, &self->l, 8, ra,
+					    self->r.mr->rkey, 1));
+	pair_destroy(&p);
+}
+
 /* 3 gather SGEs of odd lengths at odd offsets, 3 scatter SGEs of others. */
 static const struct { uint32_t off, len; } gsg[3] = {
 	{ 1, 1023 }, { 2049, 7 }, { 3001, 1537 },

@@ -207,7 +207,7 @@ TEST_F_TIMEOUT(lo, perftest_lat, 1200)
  * rdma-core's own test suite (python3-pyverbs, v44), in the modules given
  * (run_tests.py's arguments): no failure and no error; skips are only for
  * what sib does not advertise (device memory, XRC, dma-buf, raw packet,
- * ODP, atomic write).
+ * ODP).
  */
 static void rdma_core_suite(struct __test_metadata *_metadata,
 			    const char *modules)

@@ -78,6 +78,11 @@ enum sib_ucontext_caps {
 	 * timestamps" below). Without this bit the word stays 0.
 	 */
 	SIB_UCTX_CAP_CQE_TS = 1 << 4,
+	/*
+	 * The SQ takes SIB_WR_ATOMIC_WRITE on RC QPs (see "ATOMIC WRITE"
+	 * below). Without this bit the WQE fails with IB_WC_LOC_QP_OP_ERR.
+	 */
+	SIB_UCTX_CAP_ATOMIC_WRITE = 1 << 5,
 };
 
 enum sib_ucontext_req_flags {
@@ -294,6 +299,20 @@ struct sib_send_wqe {
 
 #define SIB_SEND_WQE_HDR	64
 
+/*
+ * ATOMIC WRITE (IBA 1.5, with SIB_UCTX_CAP_ATOMIC_WRITE): an RC request
+ * that stores 8 bytes at an 8-byte aligned remote address in one
+ * indivisible store, after every request before it has been placed. The
+ * opcode is IB_UVERBS_WR_ATOMIC_WRITE of Linux 6.2 and later (which 6.1's
+ * headers lack) and IBV_WR_ATOMIC_WRITE. The WQE uses wr.atomic:
+ * remote_addr and rkey name the target, swap holds the value (in host
+ * byte order, as the process wrote it; it travels as the payload's eight
+ * bytes, unchanged), compare_add, num_sge and inline_len are 0.
+ */
+enum sib_wr_opcode {
+	SIB_WR_ATOMIC_WRITE = 15,
+};
+
 /* Receive WQE, for RQs and SRQs. */
 struct sib_recv_wqe {
 	__aligned_u64 wr_id;
@@ -313,6 +332,7 @@ enum sib_wc_opcode {
 	SIB_WC_FETCH_ADD = 4,
 	SIB_WC_BIND_MW = 5,
 	SIB_WC_LOCAL_INV = 6,
+	SIB_WC_ATOMIC_WRITE = 9,	/* IBV_WC_ATOMIC_WRITE */
 	SIB_WC_REG_MR = 64,	/* kernel CQs only: IB_WC_REG_MR */
 	SIB_WC_RECV = 128,
 	SIB_WC_RECV_RDMA_WITH_IMM = 129,

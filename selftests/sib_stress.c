@@ -1650,6 +1650,54 @@ TEST_F_TIMEOUT(rxe, read_rest_after_lost_response, 300)
 	buf_free(&r);
 }
 
+/* Does @ctx advertise ATOMIC WRITE (IB_UVERBS_DEVICE_ATOMIC_WRITE)? */
+static bool has_atomic_write(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex ax;
+
+	return !ibv_query_device_ex(ctx, NULL, &ax) &&
+	       (ax.device_cap_flags_ex & (1ULL << 40));
+}
+
+/*
+ * ATOMIC WRITE between rdma_rxe and sib, both ways: the 8 bytes land at
+ * the peer and the bytes around them do not move. rdma_rxe has it since
+ * Linux 6.2; where it does not advertise it, the test skips.
+ */
+TEST_F_TIMEOUT(rxe, atomic_write_both_ways, 120)
+{
+	ASSERT_TRUE(has_atomic_write(self->s[1].ctx));
+	if (!has_atomic_write(self->s[0].ctx))
+		SKIP(return, "this rdma_rxe has no ATOMIC WRITE (Linux < 6.2)");
+	for (int dir = 0; dir < 2; dir++) {
+		struct side s[2] = { self->s[dir], self->s[!dir] };
+		uint64_t v = 0x8877665544332211ull + dir;
+		struct xopts xo = stress_xopts;
+		struct ibv_sge ls;
+		struct xpair p;
+		struct buf l, r;
+
+		TH_LOG("%s writes to %s", s[0].dev, s[1].dev);
+		ASSERT_EQ(0, xpair_create(&p, s, &xo));
+		ASSERT_EQ(0, buf_new(&l, s[0].pd, 4096, ACC_ALL));
+		ASSERT_EQ(0, buf_new(&r, s[1].pd, 4096, ACC_ALL));
+		memset(r.p, 0xee, 4096);
+		memcpy(l.p + 8, &v, 8);
+		ls = mk_sge(&l, 8, 8);
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_ATOMIC_WRITE, 1 + dir, &ls,
+				     1, IBV_SEND_SIGNALED, buf_addr(&r, 64),
+				     r.mr->rkey));
+		expect_wc("atomic write", p.scq[0], 1 + dir, IBV_WC_SUCCESS,
+			  IBV_WC_ATOMIC_WRITE, p.qp[0]->qp_num, ANY, NULL);
+		EXPECT_SAME(r.p + 64, &v, 8, "the 8 bytes");
+		EXPECT_UNTOUCHED(r.p, 64, 0xee, "before them");
+		EXPECT_UNTOUCHED(r.p + 72, 4096 - 72, 0xee, "after them");
+		xpair_destroy(&p);
+		buf_free(&l);
+		buf_free(&r);
+	}
+}
+
 /* A SEND of @ls from side 0 (@id), received at side 1 (@rid), both checked. */
 static void xsend_checked(struct __test_metadata *_metadata, struct xpair *p,
 			  uint64_t id, uint64_t rid, struct ibv_sge *ls)

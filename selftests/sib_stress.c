@@ -146,7 +146,7 @@ struct xopts {
 	uint32_t sq_wr, rq_wr;
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint32_t psn[2];
-	uint64_t send_ops;	/* not 0: ibv_create_qp_ex with these ibv_wr_* */
+	uint64_t send_ops;	/* not 0: QP 0 takes these ibv_wr_* */
 };
 
 static int xqp_connect(struct ibv_qp *qp, const struct side *me,
@@ -201,10 +201,10 @@ static int xpair_create(struct xpair *p, struct side s[2],
 				 .max_send_sge = 1, .max_recv_sge = 1,
 				 .max_inline_data = 64 },
 			.comp_mask = IBV_QP_INIT_ATTR_PD |
-				     (o->send_ops ?
+				     (o->send_ops && !i ?
 				      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
 			.pd = s[i].pd,
-			.send_ops_flags = o->send_ops,
+			.send_ops_flags = i ? 0 : o->send_ops,
 		};
 
 		p->scq[i] = ibv_create_cq(s[i].ctx, 256, NULL, NULL, 0);
@@ -1688,6 +1688,7 @@ TEST_F_TIMEOUT(rxe, atomic_write_both_ways, 120)
 
 		TH_LOG("%s writes to %s", s[0].dev, s[1].dev);
 		xo.send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE;
+		xo.timeout = 16;	/* 268 ms */
 		ASSERT_EQ(0, xpair_create(&p, s, &xo));
 		ASSERT_EQ(0, buf_new(&r, s[1].pd, 4096, ACC_ALL));
 		memset(r.p, 0xee, 4096);

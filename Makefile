@@ -16,6 +16,10 @@
 #                     built once and cached: DEBUG_TESTS="sib_link sib_rc" for a subset,
 #                     DEBUG_FLAVOR=kcsan for KCSAN instead of KASAN
 #   make run          install what is needed, build, boot a VM and show sib0 at work
+#   make lab LAB=lossy|slow
+#                     the same, with a lab: a lossy fabric (go-back-N in the
+#                     trace and the capture) or a slow receiver (RNR NAKs
+#                     against credits); Documentation/labs.md
 #   make bench        build, boot a VM and measure sib against rdma_rxe (BENCH_ARGS=--quick)
 #   make fuzz         build, boot a VM and run the three fuzzers at full counts (FUZZ_ARGS)
 #   make load         build, boot a VM and run the full load test (LOAD_ARGS)
@@ -103,7 +107,7 @@ DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider provider-sid selftests selftests-sid smbdirect setup check \
-	check-smoke check-matrix check-debug run bench fuzz load install checkpatch clean ksrc \
+	check-smoke check-matrix check-debug run lab bench fuzz load install checkpatch clean ksrc \
 	dkms-src dkms-install dkms-uninstall deb check-packages
 
 all: module provider selftests
@@ -271,6 +275,17 @@ check-debug:
 run: setup
 	$(MAKE) all
 	$(VM_RUN) -- $(TOP)/scripts/demo
+
+# A lab (scripts/lab, Documentation/labs.md) in a guest of the default
+# kernel (KVER=SERIES for another), under VM_LOCK as check-smoke's guests.
+LAB ?=
+
+lab:
+	@case "$(LAB)" in lossy|slow) ;; *) \
+	  echo "usage: make lab LAB=lossy|slow (Documentation/labs.md)" >&2; exit 2;; esac
+	$(MAKE) setup
+	$(MAKE) all
+	$(call flock_if,$(VM_LOCK)) $(TOP)/scripts/lab $(VM_KERNEL) $(LAB)
 
 bench: setup
 	$(MAKE) all

@@ -67,11 +67,16 @@ static long frames(const char *pcap, const char *filter)
 	return sh_num("tshark -r %s -Y '%s' 2>/dev/null | wc -l", pcap, filter);
 }
 
-/* Run lab @name as a learner would, its records in OUT/@name; its exit status. */
+/*
+ * Run lab @name as a learner would, with its defaults (no SIB_LAB_*
+ * knob of the caller's), its records in OUT/@name; its exit status.
+ */
 static int run_lab(const char *name)
 {
 	shq("rm -rf " OUT "/%s", name);
-	return sh("mkdir -p " OUT "; timeout 150 %s --guest --out " OUT "/%s %s "
+	return sh("mkdir -p " OUT "; "
+		  "unset $(env | sed -n 's/^\\(SIB_LAB_[A-Z_]*\\)=.*/\\1/p'); "
+		  "timeout 150 %s --guest --out " OUT "/%s %s "
 		  "> " OUT "/%s.log 2>&1; rc=$?; "
 		  "[ $rc = 0 ] || tail -n 30 " OUT "/%s.log | sed 's/^/# /'; exit $rc",
 		  repo_script("lab"), name, name, name, name);

@@ -9,10 +9,10 @@
  *          lost PSN, the go-back-N to it (sib_retry, sib_req_rewind), the
  *          lost PSN sent again and executed; the capture shows that PSN
  *          twice and the NAK; the counters moved; the excerpts printed
- *   slow   credits off: RNR NAKs counted and captured, the sender's QP
- *          seen waiting for the RNR timer; credits on: no RNR NAK (in the
- *          counters and the capture), credit stalls and credit updates,
- *          the QP seen waiting for a credit
+ *   slow   credits off: RNR NAKs counted and captured; credits on: no
+ *          RNR NAK (in the counters and the capture), credit stalls and
+ *          credit updates. The QP the lab catches waiting is sampled
+ *          every 20 ms and not always caught: it is not checked.
  *
  * A lab whose injector or credits did nothing fails here.
  */
@@ -180,7 +180,6 @@ TEST_F_TIMEOUT(lab, slow, 300)
 	EXPECT_LT(0, delta("slow", "off-", "retransmits"));
 	EXPECT_EQ(0, delta("slow", "off-", "credit_stalls"));
 	EXPECT_LT(0, frames(OUT "/slow/slow-off.pcap", RNR_NAKS));
-	EXPECT_EQ(0, shq("grep -q ' drv_rnr_wait 1 ' " OUT "/slow/res-off.txt"));
 	EXPECT_EQ(0, shq("grep -q 'RNR NAK: no receive' " OUT "/slow/excerpt-capture-off.txt"));
 
 	/* credits on: the sender waits for credit updates, no RNR NAK at all */
@@ -190,7 +189,6 @@ TEST_F_TIMEOUT(lab, slow, 300)
 	EXPECT_LT(0, delta("slow", "on-", "credit_updates_sent"));
 	EXPECT_LT(0, delta("slow", "on-", "credit_updates_rcvd"));
 	EXPECT_EQ(0, frames(OUT "/slow/slow-on.pcap", RNR_NAKS));
-	EXPECT_EQ(0, shq("grep -q ' drv_credit_wait 1 ' " OUT "/slow/res-on.txt"));
 	EXPECT_EQ(0, shq("grep -q 'credit update' " OUT "/slow/excerpt-capture-on.txt"));
 }
 

@@ -107,21 +107,7 @@ static void traffic(struct __test_metadata *_metadata, const char *ns,
 /* How many frames of PCAP match the display filter @filter. */
 static int count(const char *filter)
 {
-	char buf[32] = "";
-	FILE *f;
-	char *cmd;
-
-	if (asprintf(&cmd, "tshark -r " PCAP " -Y '%s' 2>/dev/null | wc -l",
-		     filter) < 0)
-		return -1;
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	pclose(f);
-	return atoi(buf);
+	return sh_num("tshark -r " PCAP " -Y '%s' 2>/dev/null | wc -l", filter);
 }
 
 /*

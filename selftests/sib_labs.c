@@ -28,30 +28,6 @@
 
 #define OUT	"/tmp/sib-labs"
 
-/* The first number a shell command prints, or -1. */
-static long sh_num(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static long sh_num(const char *fmt, ...)
-{
-	char *cmd, buf[64] = "";
-	va_list ap;
-	FILE *f;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&cmd, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -1;
-	f = popen(cmd, "r");
-	free(cmd);
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	pclose(f);
-	return buf[0] ? strtol(buf, NULL, 0) : -1;
-}
-
 /* The change of counter @name in a lab's counters-@what-{before,after}.txt. */
 static long delta(const char *lab, const char *what, const char *name)
 {

@@ -535,3 +535,25 @@ unsigned int sib_qp_timeout(unsigned int t)
 		return t;
 	return min;
 }
+
+long sh_num(const char *fmt, ...)
+{
+	char *cmd, buf[64] = "";
+	va_list ap;
+	FILE *f;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	f = popen(cmd, "r");
+	free(cmd);
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	pclose(f);
+	return buf[0] ? strtol(buf, NULL, 0) : -1;
+}

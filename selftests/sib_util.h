@@ -16,6 +16,8 @@
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, with stdout and stderr discarded. */
 int shq(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The number a shell command prints first (strtol base 0), or -1. */
+long sh_num(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read a whole small file into @buf (NUL-terminated); returns length or -errno. */
 int read_text(const char *path, char *buf, size_t size);

@@ -214,8 +214,21 @@ static void sib_comp_progress(struct sib_qp *qp)
 }
 
 /*
- * Everything up to and including @psn arrived: retire SEND and WRITE WQEs
- * that end there. A READ or atomic is retired only by its response.
+ * @s is done: its ACK or response arrived. One that took a responder
+ * resource frees its place in max_rd_atomic (unless a go-back-N did, by
+ * taking it back to be sent again).
+ */
+static void sib_comp_retire(struct sib_qp *qp, struct sib_swqe *s)
+{
+	if (s->state == SIB_SWQE_SENT && sib_op_takes_rd_res(s->wr->opcode))
+		qp->req.rd_atomic--;
+	s->state = SIB_SWQE_DONE;
+}
+
+/*
+ * Everything up to and including @psn arrived: retire SEND, WRITE and
+ * ATOMIC WRITE WQEs that end there. A READ or atomic is retired only by
+ * its response.
  */
 static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 {
@@ -227,7 +240,7 @@ static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 		if (!s->all_sent || sib_op_is_rd_atomic(s->wr->opcode) ||
 		    sib_psn_cmp(s->last_psn, psn) > 0)
 			break;
-		s->state = SIB_SWQE_DONE;
+		sib_comp_retire(qp, s);
 		progress = true;
 	}
 	/*
@@ -457,8 +470,7 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 			sib_comp_fail(qp, s, IB_WC_REM_INV_REQ_ERR);
 			return;
 		}
-		s->state = SIB_SWQE_DONE;
-		qp->req.rd_atomic--;
+		sib_comp_retire(qp, s);
 	}
 }
 
@@ -477,13 +489,30 @@ static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
 		sib_comp_fail(qp, s, IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	s->state = SIB_SWQE_DONE;
-	qp->req.rd_atomic--;
+	sib_comp_retire(qp, s);
 	qp->comp.psn = sib_psn_add(sib_pkt(skb)->psn, 1);
 	sib_comp_progress(qp);
 }
 
-/* The oldest READ or atomic waiting for its response, or NULL. */
+/*
+ * An ATOMIC WRITE's answer: a READ response ONLY without data (IBA 1.5).
+ * Anything else under its PSN is not for it.
+ */
+static enum sib_comp_verdict
+sib_comp_atomic_write_resp(struct sib_qp *qp, struct sib_swqe *s,
+			   struct sk_buff *skb)
+{
+	struct sib_pkt *pkt = sib_pkt(skb);
+
+	if (pkt->paylen || pkt->opcode != IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY)
+		return SIB_CV_STALE;
+	sib_comp_retire(qp, s);
+	qp->comp.psn = sib_psn_add(pkt->psn, 1);
+	sib_comp_progress(qp);
+	return SIB_CV_RESP;
+}
+
+/* The oldest READ, atomic or ATOMIC WRITE waiting for its response, or NULL. */
 static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 {
 	u32 idx;
@@ -491,7 +520,8 @@ static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
 		struct sib_swqe *s = sib_comp_swqe(qp, idx);
 
-		if (s->state == SIB_SWQE_SENT && sib_op_is_rd_atomic(s->wr->opcode))
+		if (s->state == SIB_SWQE_SENT &&
+		    sib_op_takes_rd_res(s->wr->opcode))
 			return s;
 	}
 	return NULL;
@@ -537,6 +567,8 @@ static enum sib_comp_verdict sib_comp_data(struct sib_qp *qp,
 		return SIB_CV_STALE;
 	}
 	if (pkt->flags & SIB_OP_READ) {
+		if (s->wr->opcode == SIB_WR_ATOMIC_WRITE)
+			return sib_comp_atomic_write_resp(qp, s, skb);
 		if (s->wr->opcode != IB_WR_RDMA_READ)
 			return SIB_CV_STALE;
 		sib_comp_read_resp(qp, s, skb);

@@ -108,8 +108,16 @@ enum sib_op_flags {
 };
 
 /*
+ * The requests a responder answers with a response of their own, and
+ * records in a responder resource to answer a duplicate again: READ,
+ * the atomics and ATOMIC WRITE (the requester's max_rd_atomic counts
+ * them all).
+ */
+#define SIB_OP_RD_ATOMIC	(SIB_OP_READ | SIB_OP_ATOMIC | SIB_OP_ATOMIC_WRITE)
+
+/*
  * IBA 1.5's ATOMIC WRITE request (RC only): a RETH and 8 bytes of payload,
- * answered by a plain ACK. Linux 6.2 and later call it
+ * answered by an RDMA READ response without payload. Linux 6.2 and later call it
  * IB_OPCODE_RC_ATOMIC_WRITE; 6.1's headers do not have it.
  */
 enum sib_opcode_ext {

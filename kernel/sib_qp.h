@@ -137,9 +137,10 @@ struct sib_comp {
 };
 
 /*
- * A READ or atomic the responder executed, kept for duplicates: its PSNs,
- * what it asked for (a duplicate must ask the same), and for an atomic
- * the original value it returned.
+ * A READ, atomic or ATOMIC WRITE the responder executed, kept for
+ * duplicates: its PSNs, what it asked for (a duplicate must ask the
+ * same: an ATOMIC WRITE's value is in @swap_add), and for an atomic the
+ * original value it returned.
  */
 struct sib_resp_res {
 	u8 opcode;
@@ -492,6 +493,17 @@ static inline bool sib_op_is_rd_atomic(u8 op)
 {
 	return op == IB_WR_RDMA_READ || op == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Does @op take one of the responder's resources, so that max_rd_atomic
+ * counts it? READs and atomics, and ATOMIC WRITE, which the responder
+ * answers with a READ response without data (but which, unlike a READ,
+ * an ACK past it completes as well: it returns nothing).
+ */
+static inline bool sib_op_takes_rd_res(u8 op)
+{
+	return sib_op_is_rd_atomic(op) || op == SIB_WR_ATOMIC_WRITE;
 }
 
 static inline bool sib_credits_enabled(struct sib_qp *qp)

@@ -376,8 +376,9 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 }
 
 /*
- * ATOMIC WRITE: one packet, a RETH and the 8 bytes; a plain ACK retires
- * it, as it does a WRITE. Sent again whole after a go-back-N.
+ * ATOMIC WRITE: one packet, a RETH and the 8 bytes. It takes a responder
+ * resource (max_rd_atomic counts it); its answer, a READ response without
+ * data, or an ACK past it retires it. Sent again whole after a go-back-N.
  */
 static int sib_req_send_atomic_write(struct sib_qp *qp, struct sib_swqe *s)
 {
@@ -400,6 +401,7 @@ static int sib_req_send_atomic_write(struct sib_qp *qp, struct sib_swqe *s)
 	s->sent = 8;
 	sib_req_psn_next(qp, 1);
 	qp->req.noack = 0;
+	qp->req.rd_atomic++;
 	s->state = SIB_SWQE_SENT;
 	s->all_sent = true;
 	sib_pkt_send(qp, skb);
@@ -470,7 +472,7 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 	if (!s->sent && (s->wr->send_flags & IB_SEND_FENCE) &&
 	    qp->req.rd_atomic)
 		return false;
-	if (sib_op_is_rd_atomic(op) && qp->req.rd_atomic >= limit)
+	if (sib_op_takes_rd_res(op) && qp->req.rd_atomic >= limit)
 		return false;
 	if (qp->ib_qp.qp_type != IB_QPT_RC)
 		return true;	/* no ACKs: no window, no credits */
@@ -626,7 +628,8 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn)
 			 */
 			if (sib_psn_cmp(psn, s->first_psn) > 0)
 				skip = (psn - s->first_psn) & SIB_PSN_MASK;
-			if (sib_op_is_rd_atomic(s->wr->opcode))
+			if (s->state == SIB_SWQE_SENT &&
+			    sib_op_takes_rd_res(s->wr->opcode))
 				qp->req.rd_atomic--;
 			sib_swqe_restart(qp, s, skip);
 		}

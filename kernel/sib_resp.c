@@ -473,49 +473,11 @@ static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
 	return 0;
 }
 
-/*
- * ATOMIC WRITE (IBA 1.5): 8 bytes, stored at once at an aligned address,
- * after every request before it (the responder executes in PSN order).
- * It needs remote write rights, as a WRITE does. Its ACK is the WRITE's;
- * a duplicate is acknowledged again, never executed again.
- */
-static int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
-{
-	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
-	struct sib_pkt *pkt = sib_pkt(skb);
-	u64 mr_va, val;
-	struct sib_mr *mr;
-	int ret;
-
-	if (be32_to_cpu(reth->len) != 8 || pkt->paylen != 8 ||
-	    skb_copy_bits(skb, pkt->hdr_len, &val, 8)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return -EINVAL;
-	}
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-			be32_to_cpu(reth->rkey), be64_to_cpu(reth->va), 8,
-			SIB_ACC_REMOTE_WRITE, &mr_va);
-	if (IS_ERR(mr)) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
-		return PTR_ERR(mr);
-	}
-	/* Aligned in memory, as an atomic's target (sib_resp_atomic()). */
-	ret = mr_va & 7 ? -EINVAL : sib_mr_atomic_write(mr, mr_va, val);
-	sib_mr_put(mr);
-	if (ret) {
-		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
-		return ret;
-	}
-	return 0;
-}
-
 static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	int ret;
 
-	if (pkt->flags & SIB_OP_ATOMIC_WRITE)
-		return sib_resp_atomic_write(qp, skb);
 	if (pkt->flags & SIB_OP_FIRST) {
 		ret = sib_resp_write_first(qp, skb);
 		if (ret) {
@@ -601,6 +563,8 @@ static int sib_resp_execute(struct sib_qp *qp, struct sk_buff *skb)
 
 	if (flags & SIB_OP_SEND)
 		return sib_resp_send(qp, skb);
+	if (flags & SIB_OP_ATOMIC_WRITE)
+		return sib_resp_atomic_write(qp, skb);
 	if (flags & SIB_OP_WRITE)
 		return sib_resp_write(qp, skb);
 	if (flags & SIB_OP_READ)
@@ -672,7 +636,7 @@ static bool sib_resp_ack_later(struct sib_qp *qp)
 		next = sib_pkt(skb_peek(&qp->rxq));
 		later = next->ack_req && next->psn == qp->resp.psn &&
 			(next->flags & SIB_OP_REQ) &&
-			!(next->flags & (SIB_OP_READ | SIB_OP_ATOMIC));
+			!(next->flags & SIB_OP_RD_ATOMIC);
 	}
 	spin_unlock_irqrestore(&qp->rxq.lock, flags);
 	if (later)
@@ -750,10 +714,10 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		goto out;	/* RC: NAKed, or RNR; the PSN stays */
 	}
 	/*
-	 * A READ or an atomic counted its message, set the PSN it expects
-	 * next and answered already (sib_resp_read(), sib_resp_atomic()).
+	 * A READ, an atomic or an ATOMIC WRITE counted its message, set the
+	 * PSN it expects next and answered already (sib_resp_rd.c).
 	 */
-	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
+	if (!(pkt->flags & SIB_OP_RD_ATOMIC)) {
 		qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
 		if (pkt->flags & SIB_OP_LAST)
 			qp->resp.msn++;

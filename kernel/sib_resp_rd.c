@@ -2,11 +2,12 @@
 /*
  * sib: the responder's RDMA READ and atomic side (rd_atomic, as IBA's
  * attributes name it). A READ is answered by responses sent a slice per
- * engine pass, an atomic by one atomic ACK; each is recorded in the QP's
- * responder resources (resp_res), from which a duplicate request is
- * answered again (IBA 9.7.5.2.2): a READ read again from memory, an
- * atomic's saved result replayed, never executed twice. sib_resp.c
- * checks each request and hands READs, atomics and duplicates here.
+ * engine pass, an atomic by one atomic ACK, an ATOMIC WRITE by one READ
+ * response without payload; each is recorded in the QP's responder
+ * resources (resp_res), from which a duplicate request is answered again
+ * (IBA 9.7.5.2.2): a READ read again from memory, an atomic's saved
+ * result replayed, an ATOMIC WRITE answered but never executed twice.
+ * sib_resp.c checks each request and hands these and duplicates here.
  *
  * Locking: everything here runs in the QP's engine, under its @engine
  * mutex, which guards the resources and the READ in progress; the MR
@@ -289,6 +290,70 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	return 0;
 }
 
+/* The answer to an ATOMIC WRITE: a READ response that carries no data. */
+static void sib_resp_atomic_write_ack(struct sib_qp *qp, u32 psn)
+{
+	struct sk_buff *skb;
+
+	skb = sib_pkt_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, 0, psn,
+			    false);
+	if (!skb)
+		return;		/* the requester's timer asks again */
+	((struct sib_aeth *)sib_pkt_eth(skb, SIB_OP_AETH))->smsn =
+		sib_aeth_val(qp, sib_ack_syndrome(qp));
+	sib_pkt_send(qp, skb);
+}
+
+/*
+ * ATOMIC WRITE (IBA 1.5): 8 bytes stored at once at an aligned address,
+ * after every request before it (the responder executes in PSN order). It
+ * needs remote write rights, as a WRITE does, and takes a responder
+ * resource, as a READ does: its answer is a READ response without data
+ * (as rdma_rxe answers it too), and a duplicate is answered again from
+ * the resource, never executed again.
+ */
+int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_resp_res *res;
+	u64 mr_va, val;
+	struct sib_mr *mr;
+	int ret;
+
+	if (be32_to_cpu(reth->len) != 8 || pkt->paylen != 8 ||
+	    skb_copy_bits(skb, pkt->hdr_len, &val, 8)) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		return -EINVAL;
+	}
+	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			be32_to_cpu(reth->rkey), be64_to_cpu(reth->va), 8,
+			SIB_ACC_REMOTE_WRITE, &mr_va);
+	if (IS_ERR(mr)) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
+		return PTR_ERR(mr);
+	}
+	/* Aligned in memory, as an atomic's target (sib_resp_atomic()). */
+	ret = mr_va & 7 ? -EINVAL : sib_mr_atomic_write(mr, mr_va, val);
+	sib_mr_put(mr);
+	if (ret) {
+		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		return ret;
+	}
+	res = sib_res_new(qp);
+	res->opcode = pkt->opcode;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->va = be64_to_cpu(reth->va);
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->len = 8;
+	res->swap_add = val;
+	qp->resp.msn++;
+	qp->resp.psn = sib_psn_add(pkt->psn, 1);
+	sib_resp_atomic_write_ack(qp, pkt->psn);
+	return 0;
+}
+
 static void sib_resp_read_again(struct sib_qp *qp, struct sib_resp_res *res,
 				struct sk_buff *skb);
 
@@ -308,6 +373,21 @@ static bool sib_resp_atomic_same(const struct sib_resp_res *res,
 	       be32_to_cpu(a->rkey) == res->rkey &&
 	       be64_to_cpu(a->compare) == res->compare &&
 	       be64_to_cpu(a->swap_add) == res->swap_add;
+}
+
+/* Is this ATOMIC WRITE the one @res recorded (same PSN, target, value)? */
+static bool sib_resp_atomic_write_same(const struct sib_resp_res *res,
+				       struct sk_buff *skb)
+{
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	struct sib_pkt *pkt = sib_pkt(skb);
+	u64 val;
+
+	return pkt->paylen == 8 &&
+	       !skb_copy_bits(skb, pkt->hdr_len, &val, 8) &&
+	       pkt->psn == res->first_psn &&
+	       be64_to_cpu(reth->va) == res->va &&
+	       be32_to_cpu(reth->rkey) == res->rkey && val == res->swap_add;
 }
 
 /*
@@ -342,7 +422,7 @@ void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_pkt *pkt = sib_pkt(skb);
 	u32 i, n = sib_resp_nres(qp);
 
-	if (!(pkt->flags & (SIB_OP_READ | SIB_OP_ATOMIC))) {
+	if (!(pkt->flags & SIB_OP_RD_ATOMIC)) {
 		/* Already executed: acknowledge, never execute again. */
 		if (pkt->ack_req)
 			sib_resp_ack(qp, sib_resp_dup_ack_psn(qp, pkt->psn),
@@ -361,6 +441,9 @@ void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 			if (sib_resp_atomic_same(res, skb))
 				sib_resp_atomic_ack(qp, pkt->psn,
 						    res->atomic_orig);
+		} else if (pkt->flags & SIB_OP_ATOMIC_WRITE) {
+			if (sib_resp_atomic_write_same(res, skb))
+				sib_resp_atomic_write_ack(qp, pkt->psn);
 		} else {
 			sib_resp_read_again(qp, res, skb);
 		}

@@ -751,6 +751,54 @@ TEST_F(err, dup_read_after_dereg)
 }
 
 /*
+ * An ATOMIC WRITE is answered by a READ response without data (IBA 1.5,
+ * and rdma_rxe's answer), from a responder resource: with every response
+ * lost, the requester sends it again, and the duplicate is answered again
+ * but not executed again. Between the first execution and the retry the
+ * target is changed: it must keep that change. (A responder that answered
+ * with a plain ACK loses no response here; one that executed the
+ * duplicate writes the old value back.)
+ */
+TEST_F(err, dup_atomic_write)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 8);
+	uint64_t v = 0x1122334455667788ull, w = 0xa5a5a5a5a5a5a5a5ull;
+	long long drops = 0, dup0 = link_counter("sib0", "duplicate_requests");
+	volatile uint64_t *target = (uint64_t *)(self->r.p + 64);
+	struct pair_opts o;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.timeout = 14;		/* 67 ms */
+	o.retry_cnt = 7;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	memcpy(self->l.p, &v, 8);
+	*target = 0;
+	ASSERT_EQ(0, fault_knob_set("sib0", "classes", 8));	/* responses */
+	ASSERT_EQ(0, fault_knob_set("sib0", "drop", 1000000));
+	ASSERT_EQ(0, fault_knob_set("sib0", "dir", 3));
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 1));
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_ATOMIC_WRITE, 1, &s, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->r, 64),
+			     self->r.mr->rkey));
+	for (int i = 0; i < 400 && (drops <= 0 || *target != v); i++) {
+		usleep(5000);
+		drops = fault_knob_get("sib0", "injected_drop");
+	}
+	EXPECT_EQ(v, *target);
+	ASSERT_LT(0, drops) TH_LOG("no response to the ATOMIC WRITE was lost");
+	*target = w;
+	/* Let a retry or two come, answered and lost, then let one through. */
+	usleep(150000);
+	ASSERT_EQ(0, fault_knob_set("sib0", "active", 0));
+	expect_wc("ATOMIC WRITE answered again", p.scq[0], 1, IBV_WC_SUCCESS,
+		  IBV_WC_ATOMIC_WRITE, p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_EQ(w, *target) TH_LOG("the duplicate was executed again");
+	EXPECT_LT(0, link_counter("sib0", "duplicate_requests") - dup0);
+	pair_destroy(&p);
+}
+
+/*
  * ACKs that come back after the local ACK timeout, in the middle of a
  * message longer than the window (1 MiB at MTU 256: 4096 packets, 1024 in
  * flight): the timeout sends the oldest packet again, then the late ACKs

@@ -1422,8 +1422,9 @@ static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
 
 	if (qp_modify_state(e->qp, IBV_QPS_RESET))
 		return -1;
+	/* 67 ms for an ACK; longer on a slow kernel (sib_qp_timeout()). */
 	return qp_connect_to(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn, sq_psn,
-			  mtu, 14, 7);
+			  mtu, sib_qp_timeout(14), 7);
 }
 
 /* Enter namespace @ns for the creation of one socket. */

@@ -1482,10 +1482,9 @@ TEST_F_TIMEOUT(wire, uc_send_buffer_reuse_wire, 180)
 				 .l = &l, .r = &r };
 	/*
 	 * A message is lost if it is not there after 1 s; stop after 20.
-	 * On a slow (debug) kernel, where SIB_WAIT_MS is raised, 200
-	 * messages fit in the test's time, not 1000.
+	 * On a slow (debug) kernel 200 fit in the test's time, not 1000.
 	 */
-	reuse_run(_metadata, &e, sib_wait_ms > 5000 ? 200 : 1000, 1000, 20);
+	reuse_run(_metadata, &e, sib_slow_kernel() ? 200 : 1000, 1000, 20);
 	buf_free(&l);
 	buf_free(&r);
 }

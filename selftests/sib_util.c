@@ -536,6 +536,13 @@ unsigned int sib_qp_timeout(unsigned int t)
 	return min;
 }
 
+bool sib_slow_kernel(void)
+{
+	const char *e = getenv("SIB_WAIT_MS");
+
+	return e && atoi(e) > 5000;
+}
+
 long sh_num(const char *fmt, ...)
 {
 	char *cmd, buf[64] = "";

@@ -109,4 +109,11 @@ const char *repo_script(const char *name);
  */
 unsigned int sib_qp_timeout(unsigned int t);
 
+/*
+ * Is this a slow (debug) kernel, as the debug lane says by raising
+ * SIB_WAIT_MS above its 5000 ms default? Tests that repeat an operation
+ * many times repeat it fewer times there, to fit in their time limit.
+ */
+bool sib_slow_kernel(void);
+
 #endif /* SIB_UTIL_H */

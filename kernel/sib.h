@@ -213,9 +213,6 @@ struct sib_ucontext {
 	struct sib_db *db;
 };
 
-int sib_db_open(struct sib_ucontext *uctx, struct file **filep);
-void sib_db_close(struct sib_ucontext *uctx);
-
 /**
  * struct sib_pd - protection domain
  * @ib_pd: the ib_core object; must stay first

@@ -20,6 +20,7 @@
 #include <linux/fs.h>
 #include <linux/slab.h>
 
+#include "sib_db.h"
 #include "sib_qp.h"
 #include "sib_task.h"
 

@@ -10,6 +10,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib.h"
+#include "sib_cq.h"
 #include "sib_qp.h"
 #include "sib_trace.h"
 

@@ -7,6 +7,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_comp.h"
+#include "sib_cq.h"
 #include "sib_net.h"
 #include "sib_qp.h"
 #include "sib_srq.h"

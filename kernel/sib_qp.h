@@ -20,6 +20,7 @@
 
 #include "sib.h"
 #include "sib_copy.h"
+#include "sib_cq.h"
 #include "sib_hdr.h"
 #include "sib_srq.h"
 

@@ -12,6 +12,7 @@
 #include <rdma/restrack.h>
 
 #include "sib.h"
+#include "sib_cq.h"
 #include "sib_qp.h"
 #include "sib_res.h"
 

@@ -8,6 +8,7 @@
  * sib_resp_rd.c's.
  */
 #include "sib_copy.h"
+#include "sib_cq.h"
 #include "sib_local.h"
 #include "sib_mkey.h"
 #include "sib_net.h"

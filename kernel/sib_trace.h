@@ -26,6 +26,7 @@
 #include <linux/tracepoint.h>
 
 #include "sib_comp.h"
+#include "sib_cq.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_resp.h"

@@ -15,6 +15,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_copy.h"
+#include "sib_cq.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

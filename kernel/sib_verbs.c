@@ -11,6 +11,7 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_cq.h"
 #include "sib_db.h"
 #include "sib_mcast.h"
 #include "sib_post.h"

@@ -195,10 +195,6 @@ static inline void sib_count_n(struct sib_dev *sdev, unsigned int idx,
 	atomic64_add(n, &sdev->cnt[idx]);
 }
 
-/* The workqueue that runs every QP's engines (sib_main.c). */
-extern struct workqueue_struct *sib_wq;
-extern struct workqueue_struct *sib_async_wq;
-
 struct sib_db;
 
 /**
@@ -268,8 +264,5 @@ static inline struct sib_pd *to_spd(struct ib_pd *ib_pd)
 extern const struct ib_device_ops sib_dev_ops;
 bool sib_port_is_active(struct sib_dev *sdev);
 enum ib_mtu sib_active_mtu(struct sib_dev *sdev);
-
-/* sib_main.c */
-void sib_dealloc_driver(struct ib_device *ib_dev);
 
 #endif /* SIB_H */

@@ -11,6 +11,7 @@
 
 #include "sib.h"
 #include "sib_cq.h"
+#include "sib_main.h"
 #include "sib_qp.h"
 #include "sib_trace.h"
 

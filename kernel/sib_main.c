@@ -16,6 +16,7 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_main.h"
 #include "sib_mcast.h"
 #include "sib_mkey.h"
 #include "sib_qp.h"

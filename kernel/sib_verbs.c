@@ -13,6 +13,7 @@
 #include "sib_capture.h"
 #include "sib_cq.h"
 #include "sib_db.h"
+#include "sib_main.h"
 #include "sib_mcast.h"
 #include "sib_post.h"
 #include "sib_qp.h"

@@ -260,9 +260,4 @@ static inline struct sib_pd *to_spd(struct ib_pd *ib_pd)
 	return container_of(ib_pd, struct sib_pd, ib_pd);
 }
 
-/* sib_verbs.c */
-extern const struct ib_device_ops sib_dev_ops;
-bool sib_port_is_active(struct sib_dev *sdev);
-enum ib_mtu sib_active_mtu(struct sib_dev *sdev);
-
 #endif /* SIB_H */

@@ -23,6 +23,7 @@
 #include "sib_recv.h"
 #include "sib_sysfs.h"
 #include "sib_udp.h"
+#include "sib_verbs.h"
 
 struct workqueue_struct *sib_wq;
 /* Engines of streaming doorbells (sib_qp_doorbell()): high priority. */

@@ -13,6 +13,7 @@
 #include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_trace.h"
+#include "sib_verbs.h"
 
 #define SIB_MIN_QPN	16
 #define SIB_MAX_QPN	0xffffff

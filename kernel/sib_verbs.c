@@ -20,6 +20,7 @@
 #include "sib_res.h"
 #include "sib_srq.h"
 #include "sib_ud.h"
+#include "sib_verbs.h"
 
 bool sib_port_is_active(struct sib_dev *sdev)
 {

@@ -591,6 +591,47 @@ void sib_requester(struct sib_qp *qp)
 		sib_qp_sched(qp);
 }
 
+/* Move @pos forward by @off bytes of the SGE list (lengths only). */
+static void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
+			    struct sib_sgl_pos *pos, u32 off)
+{
+	while (off && pos->sge < num_sge) {
+		u32 left = sge[pos->sge].length - pos->off;
+
+		if (off < left) {
+			pos->off += off;
+			return;
+		}
+		off -= left;
+		pos->sge++;
+		pos->off = 0;
+	}
+}
+
+/* Restart @s, skipping its first @skip packets (already acknowledged). */
+static void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip)
+{
+	u32 off = min_t(u32, skip * qp->mtu, s->len);
+
+	s->state = SIB_SWQE_SENDING;
+	s->sent = 0;
+	s->rcvd = 0;
+	memset(&s->pos, 0, sizeof(s->pos));
+	memset(&s->rpos, 0, sizeof(s->rpos));
+	if (s->wr->opcode == IB_WR_RDMA_READ) {
+		/* The responses before @skip are in place already. */
+		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->rpos,
+				off);
+		s->rcvd = off;
+		return;
+	}
+	if (sib_op_is_rd_atomic(s->wr->opcode))
+		return;		/* an atomic is asked for again, whole */
+	if (off && !(s->wr->send_flags & IB_SEND_INLINE))
+		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->pos, off);
+	s->sent = off;
+}
+
 /*
  * Go back to @psn (IBA 9.7.5.1.2: go-back-N): every WQE from the one
  * that contains @psn is sent again from that packet on.
@@ -666,45 +707,4 @@ void sib_req_forward(struct sib_qp *qp, u32 psn)
 					 SIB_PSN_MASK);
 	}
 	qp->req.psn = psn;
-}
-
-/* Restart @s, skipping its first @skip packets (already acknowledged). */
-void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip)
-{
-	u32 off = min_t(u32, skip * qp->mtu, s->len);
-
-	s->state = SIB_SWQE_SENDING;
-	s->sent = 0;
-	s->rcvd = 0;
-	memset(&s->pos, 0, sizeof(s->pos));
-	memset(&s->rpos, 0, sizeof(s->rpos));
-	if (s->wr->opcode == IB_WR_RDMA_READ) {
-		/* The responses before @skip are in place already. */
-		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->rpos,
-				off);
-		s->rcvd = off;
-		return;
-	}
-	if (sib_op_is_rd_atomic(s->wr->opcode))
-		return;		/* an atomic is asked for again, whole */
-	if (off && !(s->wr->send_flags & IB_SEND_INLINE))
-		sib_sgl_advance(sib_swqe_sge(s), s->wr->num_sge, &s->pos, off);
-	s->sent = off;
-}
-
-/* Move @pos forward by @off bytes of the SGE list (lengths only). */
-void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
-		     struct sib_sgl_pos *pos, u32 off)
-{
-	while (off && pos->sge < num_sge) {
-		u32 left = sge[pos->sge].length - pos->off;
-
-		if (off < left) {
-			pos->off += off;
-			return;
-		}
-		off -= left;
-		pos->sge++;
-		pos->off = 0;
-	}
 }

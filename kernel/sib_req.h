@@ -8,8 +8,6 @@
 #include <linux/types.h>
 
 struct sib_qp;
-struct sib_sge;
-struct sib_sgl_pos;
 struct sib_swqe;
 
 void sib_requester(struct sib_qp *qp);
@@ -17,8 +15,5 @@ void sib_req_rewind(struct sib_qp *qp, u32 psn);
 void sib_req_forward(struct sib_qp *qp, u32 psn);
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 		   u32 len);
-void sib_swqe_restart(struct sib_qp *qp, struct sib_swqe *s, u32 skip);
-void sib_sgl_advance(const struct sib_sge *sge, u32 num_sge,
-		     struct sib_sgl_pos *pos, u32 off);
 
 #endif /* SIB_REQ_H */

@@ -97,7 +97,25 @@ struct sib_mr *sib_mr_find_get(struct sib_mem_table *t, u32 key)
 	return mr;
 }
 
-void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s)
+/**
+ * struct sib_mr_snap - a consistent copy of an MR's checked fields
+ * @state:	enum sib_mem_state
+ * @key:	current key
+ * @access:	IB_ACCESS_* flags
+ * @iova:	first address
+ * @length:	bytes
+ * @pd:		the MR's PD
+ */
+struct sib_mr_snap {
+	u8 state;
+	u32 key;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_pd *pd;
+};
+
+static void sib_mr_snapshot(struct sib_mr *mr, struct sib_mr_snap *s)
 {
 	unsigned int seq;
 

@@ -13,13 +13,10 @@
  *     classes                          opcode classes (enum sib_fault_class)
  *     seed                             writing it restarts the sequence
  *     injected_{drop,dup,...}          how many faults were injected
- *   /sys/kernel/debug/sib/<ibdev>/objects
- *     live PDs, CQs, QPs, SRQs, AHs, MRs and MWs (for leak checks)
  *
  * Documentation/fault-injection.md explains the choice of debugfs.
  */
 #include <linux/debugfs.h>
-#include <linux/seq_file.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
 
@@ -274,28 +271,12 @@ static const char * const sib_fi_names[SIB_FI_NUM] = {
 	[SIB_FI_CORRUPT] = "injected_corrupt",
 };
 
-/* "objects": live objects of each type, for leak checks in tests. */
-static int sib_objects_show(struct seq_file *m, void *v)
-{
-	struct sib_dev *sdev = m->private;
-
-	seq_printf(m, "pd %d\ncq %d\nqp %d\nsrq %d\nah %d\nmr %d\nmw %d\n",
-		   atomic_read(&sdev->num_pd), atomic_read(&sdev->num_cq),
-		   atomic_read(&sdev->num_qp), atomic_read(&sdev->num_srq),
-		   atomic_read(&sdev->num_ah), atomic_read(&sdev->mem.num_mr),
-		   atomic_read(&sdev->mem.num_mw));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(sib_objects);
-
 static void sib_fault_debugfs(struct sib_fault *f, const char *name)
 {
 	struct dentry *dir;
 	int i;
 
 	f->dir_dentry = debugfs_create_dir(name, sib_debugfs_root);
-	debugfs_create_file("objects", 0400, f->dir_dentry, f->sdev,
-			    &sib_objects_fops);
 	dir = debugfs_create_dir("fault", f->dir_dentry);
 	debugfs_create_file("active", 0600, dir, f, &sib_fault_active_fops);
 	debugfs_create_file("drop", 0600, dir, &f->drop, &sib_fault_knob_fops);

@@ -80,7 +80,7 @@ enum sib_fault_injected {
  * @injected:	faults injected so far, by enum sib_fault_injected; counted
  *		under @lock, read without it by debugfs ("injected_*")
  * @dir_dentry:	the device's debugfs directory, sib/<ibdev>, which holds
- *		"objects" and "fault/"; removed by sib_fault_fini()
+ *		"objects" (sib_res.c) and "fault/"; removed by sib_fault_fini()
  * @dying:	the device is going away: hold and delay nothing more, so
  *		that no timer is armed after sib_fault_fini() stopped them;
  *		set under @lock

@@ -21,6 +21,7 @@
 #include "sib_mkey.h"
 #include "sib_qp.h"
 #include "sib_recv.h"
+#include "sib_res.h"
 #include "sib_sysfs.h"
 #include "sib_udp.h"
 #include "sib_verbs.h"
@@ -91,6 +92,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	sdev->credits = true;
 	sib_mcast_init(sdev);
 	sib_fault_init(&sdev->fault, sdev, name, sib_fault_deliver);
+	sib_res_debugfs(sdev, sdev->fault.dir_dentry);
 	INIT_LIST_HEAD(&sdev->list);
 
 	sdev->ib_dev.node_type = RDMA_NODE_IB_CA;

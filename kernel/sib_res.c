@@ -8,7 +8,14 @@
  * is a snapshot, read without the engines' mutex (a dump must never wait
  * for a busy QP), each field once. ib_core holds a reference on the
  * object for the call.
+ *
+ * Also the device's object counts, for leak checks in tests:
+ *
+ *   /sys/kernel/debug/sib/<ibdev>/objects
+ *     live PDs, CQs, QPs, SRQs, AHs, MRs and MWs
  */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 #include <rdma/restrack.h>
 
 #include "sib.h"
@@ -107,4 +114,24 @@ int sib_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ib_cq)
 	f[3].val = cq->error;
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return sib_res_put(msg, f, ARRAY_SIZE(f));
+}
+
+/* "objects": live objects of each type, for leak checks in tests. */
+static int sib_objects_show(struct seq_file *m, void *v)
+{
+	struct sib_dev *sdev = m->private;
+
+	seq_printf(m, "pd %d\ncq %d\nqp %d\nsrq %d\nah %d\nmr %d\nmw %d\n",
+		   atomic_read(&sdev->num_pd), atomic_read(&sdev->num_cq),
+		   atomic_read(&sdev->num_qp), atomic_read(&sdev->num_srq),
+		   atomic_read(&sdev->num_ah), atomic_read(&sdev->mem.num_mr),
+		   atomic_read(&sdev->mem.num_mw));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sib_objects);
+
+/* The "objects" file, in the device's debugfs directory @dir. */
+void sib_res_debugfs(struct sib_dev *sdev, struct dentry *dir)
+{
+	debugfs_create_file("objects", 0400, dir, sdev, &sib_objects_fops);
 }

@@ -8,6 +8,7 @@
 #include "sib_comp.h"
 #include "sib_copy.h"
 #include "sib_cq.h"
+#include "sib_flush.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_req.h"

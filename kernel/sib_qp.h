@@ -477,10 +477,8 @@ struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn);
 void sib_qp_error(struct sib_qp *qp);
 void sib_qp_fatal(struct sib_qp *qp, enum ib_event_type event);
 enum ib_qp_state sib_qp_state(struct sib_qp *qp);
-void sib_qp_flush(struct sib_qp *qp);
 void sib_av_from_attr(struct sib_av *av, const struct rdma_ah_attr *ah,
 		      u32 lqpn, u32 rqpn);
-u8 sib_wr_to_wc_opcode(u8 wr_opcode);
 
 /* Work requests executed by the requester itself: no packet, no PSN. */
 static inline bool sib_op_is_local(u8 op)

@@ -28,6 +28,7 @@
 #include <linux/sched/stat.h>
 
 #include "sib_comp.h"
+#include "sib_flush.h"
 #include "sib_main.h"
 #include "sib_net.h"
 #include "sib_pkt.h"

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * sib: the completer (sib_comp.c), which turns responses into send
- * completions, and the requester's timers.
+ * completions and acts on the requester's timers (sib_timer.h).
  */
 #ifndef SIB_COMP_H
 #define SIB_COMP_H
 
 struct sib_qp;
 struct sk_buff;
-struct timer_list;
 
 /*
  * The completer's verdict on a response (an ACK-type packet, a local ACK,
@@ -31,9 +30,5 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb);
 void sib_comp_local_ack(struct sib_qp *qp);
 void sib_comp_run(struct sib_qp *qp);
 void sib_comp_timers(struct sib_qp *qp);
-void sib_rnr_timer(struct timer_list *t);
-void sib_retrans_timer(struct timer_list *t);
-void sib_timer_stop(struct sib_qp *qp);
-void sib_timer_arm(struct sib_qp *qp);
 
 #endif /* SIB_COMP_H */

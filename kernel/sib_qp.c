@@ -7,11 +7,11 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "sib_comp.h"
 #include "sib_cq.h"
 #include "sib_net.h"
 #include "sib_qp.h"
 #include "sib_task.h"
+#include "sib_timer.h"
 #include "sib_trace.h"
 #include "sib_verbs.h"
 

@@ -332,7 +332,7 @@ struct sib_local_ack {
  *		rings); held by whoever runs them, by modify_qp (with
  *		@state_lock inside it) and, briefly, by destroy
  * @rnr_timer:	RNR NAK back-off
- * @retrans_timer: local ACK timeout; lazy (see sib_comp.c): it expires at
+ * @retrans_timer: local ACK timeout; lazy (see sib_timer.c): it expires at
  *		@retrans_due if @retrans_on, both written under @engine
  * @retrans_due: the local ACK timeout's deadline, in jiffies
  * @retrans_on:	the local ACK timeout runs

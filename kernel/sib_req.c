@@ -14,6 +14,7 @@
 #include "sib_req.h"
 #include "sib_resp.h"
 #include "sib_task.h"
+#include "sib_timer.h"
 #include "sib_trace.h"
 #include "sib_ud.h"
 

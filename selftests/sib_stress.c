@@ -735,7 +735,7 @@ TEST_F_TIMEOUT(stress, fault_off_while_delaying, 120)
 }
 
 /*
- * The local ACK timer is lazy (kernel/sib_comp.c): each ACK only moves its
+ * The local ACK timer is lazy (kernel/sib_timer.c): each ACK only moves its
  * deadline, and the timer re-arms itself when it expires early. Every
  * packet here is delayed (by about a jiffy: the fault layer's timer), so
  * a WRITE is outstanding nearly all the time, for three timeouts in all,

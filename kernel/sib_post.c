@@ -13,7 +13,7 @@
  */
 #include "sib_post.h"
 #include "sib_qp.h"
-#include "sib_resp.h"
+#include "sib_resp_credit.h"
 #include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_ud.h"

@@ -12,7 +12,6 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_req.h"
-#include "sib_resp.h"
 #include "sib_task.h"
 #include "sib_timer.h"
 #include "sib_trace.h"

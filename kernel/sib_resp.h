@@ -34,15 +34,11 @@ enum sib_resp_verdict {
 };
 
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
-void sib_resp_credit_update(struct sib_qp *qp);
-bool sib_rq_posted(struct sib_qp *qp);
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
-u32 sib_credit_count(u8 code);
 
 /* The answers, for sib_resp_rd.c too. */
 __be32 sib_aeth_val(struct sib_qp *qp, u8 syn);
 void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn);
-u8 sib_ack_syndrome(struct sib_qp *qp);
 void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
 		  enum sib_resp_err how);
 

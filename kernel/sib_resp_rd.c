@@ -20,6 +20,7 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_resp.h"
+#include "sib_resp_credit.h"
 #include "sib_resp_rd.h"
 
 /* ---- RDMA READ and atomics ----------------------------------------------------- */

@@ -35,6 +35,7 @@
 #include "sib_qp.h"
 #include "sib_req.h"
 #include "sib_resp.h"
+#include "sib_resp_credit.h"
 #include "sib_resp_rd.h"
 #include "sib_task.h"
 

@@ -30,6 +30,7 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_resp.h"
+#include "sib_resp_credit.h"
 
 /* The device's name, copied into a dynamic string of the event. */
 #define SIB_DEV_ENTRY(sdev)	__string(dev, dev_name(&(sdev)->ib_dev.dev))

@@ -235,7 +235,8 @@ struct sib_pd {
 /* The caps every user context gets (enum sib_ucontext_caps). */
 #define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
 			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
-			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE)
+			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE | \
+			 SIB_UCTX_CAP_FLUSH)
 /*
  * ATOMIC WRITE in query_device's capabilities: IB_DEVICE_ATOMIC_WRITE
  * (IB_UVERBS_DEVICE_ATOMIC_WRITE) of Linux 6.2 and later, which 6.1's

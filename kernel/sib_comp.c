@@ -151,9 +151,9 @@ static void sib_comp_retire(struct sib_qp *qp, struct sib_swqe *s)
 }
 
 /*
- * Everything up to and including @psn arrived: retire SEND, WRITE and
- * ATOMIC WRITE WQEs that end there. A READ or atomic is retired only by
- * its response.
+ * Everything up to and including @psn arrived: retire SEND, WRITE, ATOMIC
+ * WRITE and FLUSH WQEs that end there. A READ or atomic is retired only
+ * by its response.
  */
 static bool sib_comp_ack_upto(struct sib_qp *qp, u32 psn)
 {
@@ -420,12 +420,12 @@ static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
 }
 
 /*
- * An ATOMIC WRITE's answer: a READ response ONLY without data (IBA 1.5).
- * Anything else under its PSN is not for it.
+ * An ATOMIC WRITE's or a FLUSH's answer: a READ response ONLY without
+ * data (IBA 1.5). Anything else under its PSN is not for it.
  */
 static enum sib_comp_verdict
-sib_comp_atomic_write_resp(struct sib_qp *qp, struct sib_swqe *s,
-			   struct sk_buff *skb)
+sib_comp_empty_resp(struct sib_qp *qp, struct sib_swqe *s,
+		    struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 
@@ -437,7 +437,7 @@ sib_comp_atomic_write_resp(struct sib_qp *qp, struct sib_swqe *s,
 	return SIB_CV_RESP;
 }
 
-/* The oldest READ, atomic or ATOMIC WRITE waiting for its response, or NULL. */
+/* The oldest WQE waiting for its response (sib_op_takes_rd_res()), or NULL. */
 static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 {
 	u32 idx;
@@ -492,8 +492,9 @@ static enum sib_comp_verdict sib_comp_data(struct sib_qp *qp,
 		return SIB_CV_STALE;
 	}
 	if (pkt->flags & SIB_OP_READ) {
-		if (s->wr->opcode == SIB_WR_ATOMIC_WRITE)
-			return sib_comp_atomic_write_resp(qp, s, skb);
+		if (s->wr->opcode == SIB_WR_ATOMIC_WRITE ||
+		    s->wr->opcode == SIB_WR_FLUSH)
+			return sib_comp_empty_resp(qp, s, skb);
 		if (s->wr->opcode != IB_WR_RDMA_READ)
 			return SIB_CV_STALE;
 		sib_comp_read_resp(qp, s, skb);

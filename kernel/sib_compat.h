@@ -99,6 +99,19 @@ static inline int sib_netdev_max_backlog(void)
 #define SIB_REG_USER_MR_DMAH
 #endif
 
+/*
+ * FLUSH targets (IBA 1.5): Linux 6.2 and later let a registration ask
+ * for IB_ACCESS_FLUSH_GLOBAL (SIB_ACCESS_FLUSH_GLOBAL, the uapi value)
+ * when the device advertises IB_DEVICE_FLUSH_GLOBAL (bit 38 of the
+ * capabilities). 6.1's ib_core refuses the flag, so sib does not
+ * advertise the capability there (its requester still sends FLUSHes).
+ */
+#ifdef SIB_HAVE_IB_ACCESS_FLUSH
+#define SIB_DEVICE_FLUSH_GLOBAL		BIT_ULL(38)
+#else
+#define SIB_DEVICE_FLUSH_GLOBAL		0
+#endif
+
 /* Pin @size bytes of the calling process' memory at @addr. */
 static inline struct ib_umem *sib_umem_get(struct ib_device *dev,
 					   unsigned long addr, size_t size,

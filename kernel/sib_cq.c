@@ -224,6 +224,7 @@ static void sib_cqe_to_wc(struct sib_dev *sdev, const struct sib_cqe *cqe,
 		[SIB_WC_RDMA_READ] = IB_WC_RDMA_READ,
 		[SIB_WC_COMP_SWAP] = IB_WC_COMP_SWAP,
 		[SIB_WC_FETCH_ADD] = IB_WC_FETCH_ADD,
+		[SIB_WC_FLUSH] = SIB_WC_FLUSH,			/* 6.2's value */
 		[SIB_WC_ATOMIC_WRITE] = SIB_WC_ATOMIC_WRITE,	/* 6.2's value */
 		[SIB_WC_BIND_MW] = IB_WC_BIND_MW,
 		[SIB_WC_LOCAL_INV] = IB_WC_LOCAL_INV,

@@ -23,6 +23,8 @@ u8 sib_wr_to_wc_opcode(u8 wr_opcode)
 		return SIB_WC_FETCH_ADD;
 	case SIB_WR_ATOMIC_WRITE:
 		return SIB_WC_ATOMIC_WRITE;
+	case SIB_WR_FLUSH:
+		return SIB_WC_FLUSH;
 	case IB_WR_LOCAL_INV:
 		return SIB_WC_LOCAL_INV;
 	case IB_WR_BIND_MW:

@@ -38,6 +38,19 @@ struct sib_reth {
 	__be32 len;
 } __packed;
 
+/*
+ * FLUSH extended transport header (IBA 1.5), 4 bytes, before the RETH:
+ * bits 3..0 the placement type (enum sib_flush_type), bits 5..4 the
+ * selectivity level (enum sib_flush_level), the others reserved (0).
+ */
+struct sib_feth {
+	__be32 bits;
+} __packed;
+
+#define SIB_FETH_PLT_MASK	0x0000000f
+#define SIB_FETH_SEL_SHIFT	4
+#define SIB_FETH_SEL_MASK	0x00000030
+
 /* ACK extended transport header, 4 bytes. */
 struct sib_aeth {
 	__be32 smsn;		/* Syndrome:8 MSN:24 */
@@ -105,23 +118,29 @@ enum sib_op_flags {
 	SIB_OP_UD	= BIT(20),
 	SIB_OP_VALID	= BIT(21),
 	SIB_OP_ATOMIC_WRITE = BIT(22),	/* with SIB_OP_WRITE: 8 bytes at once */
+	SIB_OP_FETH	= BIT(23),
+	SIB_OP_FLUSH	= BIT(24),
 };
 
 /*
  * The requests a responder answers with a response of their own, and
  * records in a responder resource to answer a duplicate again: READ,
- * the atomics and ATOMIC WRITE (the requester's max_rd_atomic counts
- * them all).
+ * the atomics, ATOMIC WRITE and FLUSH (the requester's max_rd_atomic
+ * counts them all).
  */
-#define SIB_OP_RD_ATOMIC	(SIB_OP_READ | SIB_OP_ATOMIC | SIB_OP_ATOMIC_WRITE)
+#define SIB_OP_RD_ATOMIC	(SIB_OP_READ | SIB_OP_ATOMIC | SIB_OP_ATOMIC_WRITE | \
+				 SIB_OP_FLUSH)
 
 /*
- * IBA 1.5's ATOMIC WRITE request (RC only): a RETH and 8 bytes of payload,
- * answered by an RDMA READ response without payload. Linux 6.2 and later call it
+ * IBA 1.5's ATOMIC WRITE request (RC only): a RETH and 8 bytes of payload;
+ * its FLUSH request: a FETH and a RETH, no payload. Both are answered by
+ * an RDMA READ response without payload. Linux 6.2 and later call it
  * IB_OPCODE_RC_ATOMIC_WRITE; 6.1's headers do not have it.
  */
 enum sib_opcode_ext {
+	SIB_OPCODE_FLUSH = 0x1c,
 	SIB_OPCODE_ATOMIC_WRITE = 0x1d,
+	SIB_OPCODE_RC_FLUSH = IB_OPCODE_RC + SIB_OPCODE_FLUSH,
 	SIB_OPCODE_RC_ATOMIC_WRITE = IB_OPCODE_RC + SIB_OPCODE_ATOMIC_WRITE,
 };
 

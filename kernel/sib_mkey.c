@@ -149,6 +149,10 @@ static int sib_acc_flag(enum sib_acc acc)
 		return IB_ACCESS_REMOTE_WRITE;
 	case SIB_ACC_REMOTE_ATOMIC:
 		return IB_ACCESS_REMOTE_ATOMIC;
+	case SIB_ACC_FLUSH_GLOBAL:
+		return SIB_ACCESS_FLUSH_GLOBAL;
+	case SIB_ACC_FLUSH_PERSISTENT:
+		return SIB_ACCESS_FLUSH_PERSISTENT;
 	default:
 		return 0;
 	}
@@ -204,4 +208,35 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 	}
 	rcu_read_unlock();
 	return ret ? ERR_PTR(ret) : mr;
+}
+
+struct sib_mr *sib_mr_get_whole(struct sib_dev *sdev, struct ib_pd *pd,
+				u32 key, enum sib_acc acc)
+{
+	int need = sib_acc_flag(acc);
+	struct sib_mr *mr = NULL;
+	struct sib_mr_snap snap;
+	struct sib_mkey *mk;
+	int ret = 0;
+
+	rcu_read_lock();
+	mk = sib_mkey_find(&sdev->mem, key);
+	if (mk && mk->kind == SIB_MKEY_MR) {
+		mr = container_of(mk, struct sib_mr, mk);
+		if (!sib_mr_get_live(mr))
+			mr = NULL;
+	}
+	rcu_read_unlock();
+	if (!mr)
+		return ERR_PTR(-EINVAL);
+	sib_mr_snapshot(mr, &snap);
+	if (snap.state != SIB_MEM_VALID || snap.key != key || snap.pd != pd)
+		ret = -EINVAL;
+	else if ((snap.access & need) != need)
+		ret = -EACCES;
+	if (ret) {
+		sib_mr_put(mr);
+		return ERR_PTR(ret);
+	}
+	return mr;
 }

@@ -24,6 +24,8 @@ enum sib_acc {
 	SIB_ACC_REMOTE_READ,
 	SIB_ACC_REMOTE_WRITE,
 	SIB_ACC_REMOTE_ATOMIC,
+	SIB_ACC_FLUSH_GLOBAL,		/* FLUSH, placement type global */
+	SIB_ACC_FLUSH_PERSISTENT,	/* FLUSH, placement type persistent */
 };
 
 /**
@@ -55,6 +57,24 @@ enum sib_acc {
 struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 			  u32 key, u64 iova, u64 len, enum sib_acc acc,
 			  u64 *mr_iova);
+
+/**
+ * sib_mr_get_whole() - resolve an rkey for an access to its whole MR
+ * @sdev:	the device
+ * @pd:		the PD of the QP making the access
+ * @key:	the rkey; it must name an MR, not a window
+ * @acc:	the right needed
+ *
+ * For a FLUSH of selectivity level "memory region", which names no range.
+ *
+ * Context: any, no sleeping.
+ *
+ * Return: a referenced MR (release it with sib_mr_put()), ERR_PTR(-EINVAL)
+ * for an unknown or stale key, a window or a wrong PD, ERR_PTR(-EACCES) for
+ * a missing right.
+ */
+struct sib_mr *sib_mr_get_whole(struct sib_dev *sdev, struct ib_pd *pd,
+				u32 key, enum sib_acc acc);
 
 /**
  * sib_mr_put() - drop a reference taken by sib_mr_get(); NULL is a no-op

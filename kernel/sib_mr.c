@@ -15,11 +15,16 @@
 #include "sib.h"
 #include "sib_mkey.h"
 
-/* Flags a registration accepts; the optional range is ignored. */
+/*
+ * Flags a registration accepts; the optional range is ignored. A FLUSH
+ * may make writes visible (SIB_ACCESS_FLUSH_GLOBAL) but not persistent:
+ * sib has no persistent memory, and SIB_ACCESS_FLUSH_PERSISTENT is
+ * refused, as rdma_rxe refuses it for memory that is not pmem.
+ */
 #define SIB_MR_ACCESS_OK	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB |	  \
-				 IB_ACCESS_OPTIONAL)
+				 SIB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_OPTIONAL)
 
 /* User pages pinned for one registration. */
 struct sib_pin {

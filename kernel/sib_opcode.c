@@ -13,6 +13,7 @@
 #define IMMDT_LEN	4
 #define IETH_LEN	4
 #define DETH_LEN	8
+#define FETH_LEN	4
 
 /* Canonical order of extended headers after the BTH (IBA 9.2). */
 static const struct {
@@ -20,6 +21,7 @@ static const struct {
 	u8 len;
 } sib_eth_order[] = {
 	{ SIB_OP_DETH, DETH_LEN },
+	{ SIB_OP_FETH, FETH_LEN },
 	{ SIB_OP_RETH, RETH_LEN },
 	{ SIB_OP_ATMETH, ATMETH_LEN },
 	{ SIB_OP_AETH, AETH_LEN },
@@ -99,6 +101,8 @@ static const u32 sib_rc_ops[32] = {
 	[IB_OPCODE_SEND_ONLY_WITH_INVALIDATE] = SEND | ONLY | SIB_OP_IETH,
 	[SIB_OPCODE_ATOMIC_WRITE] =
 		WR_OP | SIB_OP_ATOMIC_WRITE | ONLY | SIB_OP_RETH,
+	[SIB_OPCODE_FLUSH] =
+		SIB_OP_FLUSH | RQ | ONLY | SIB_OP_FETH | SIB_OP_RETH,
 };
 
 static const u32 sib_uc_ops[32] = {

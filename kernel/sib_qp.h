@@ -496,13 +496,14 @@ static inline bool sib_op_is_rd_atomic(u8 op)
 
 /*
  * Does @op take one of the responder's resources, so that max_rd_atomic
- * counts it? READs and atomics, and ATOMIC WRITE, which the responder
- * answers with a READ response without data (but which, unlike a READ,
- * an ACK past it completes as well: it returns nothing).
+ * counts it? READs and atomics, and ATOMIC WRITE and FLUSH, which the
+ * responder answers with a READ response without data (but which, unlike
+ * a READ, an ACK past them completes as well: they return nothing).
  */
 static inline bool sib_op_takes_rd_res(u8 op)
 {
-	return sib_op_is_rd_atomic(op) || op == SIB_WR_ATOMIC_WRITE;
+	return sib_op_is_rd_atomic(op) || op == SIB_WR_ATOMIC_WRITE ||
+	       op == SIB_WR_FLUSH;
 }
 
 static inline bool sib_credits_enabled(struct sib_qp *qp)

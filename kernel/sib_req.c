@@ -56,10 +56,28 @@ static bool sib_op_allowed(enum ib_qp_type type, u8 op)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case SIB_WR_ATOMIC_WRITE:
+	case SIB_WR_FLUSH:
 		return type == IB_QPT_RC;
 	default:
 		return false;
 	}
+}
+
+/*
+ * A FLUSH names its target in the WQE (wr.flush) and moves no data: one
+ * or both placement types, a selectivity level, no SGE.
+ */
+static u8 sib_req_check_flush(struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	u8 type = w->wr.flush.type;
+
+	if ((w->send_flags & IB_SEND_INLINE) || w->num_sge ||
+	    !type || (type & ~(SIB_FLUSH_GLOBAL | SIB_FLUSH_PERSISTENT)) ||
+	    w->wr.flush.level > SIB_FLUSH_MR)
+		return IB_WC_LOC_QP_OP_ERR;
+	s->len = 0;
+	return 0;
 }
 
 /* Validate a WQE copy; returns 0 or the completion status to fail it with. */
@@ -83,6 +101,8 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 		s->len = 8;
 		return 0;
 	}
+	if (w->opcode == SIB_WR_FLUSH)
+		return sib_req_check_flush(s);
 	if (inl) {
 		if (w->inline_len > qp->max_inline ||
 		    sib_op_is_rd_atomic(w->opcode))
@@ -408,6 +428,40 @@ static int sib_req_send_atomic_write(struct sib_qp *qp, struct sib_swqe *s)
 	return 0;
 }
 
+/*
+ * FLUSH: one packet, a FETH (placement type, selectivity level) and a
+ * RETH, no payload. Like ATOMIC WRITE it takes a responder resource, and
+ * its answer, a READ response without data, or an ACK past it retires it.
+ */
+static int sib_req_send_flush(struct sib_qp *qp, struct sib_swqe *s)
+{
+	struct sib_send_wqe *w = s->wr;
+	struct sib_feth *feth;
+	struct sib_reth *reth;
+	struct sk_buff *skb;
+
+	skb = sib_pkt_alloc(qp, SIB_OPCODE_RC_FLUSH, 0, qp->req.psn, true);
+	if (!skb)
+		return -ENOMEM;
+	feth = sib_pkt_eth(skb, SIB_OP_FETH);
+	feth->bits = cpu_to_be32(w->wr.flush.type |
+				 w->wr.flush.level << SIB_FETH_SEL_SHIFT);
+	reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	reth->va = cpu_to_be64(w->wr.flush.remote_addr);
+	reth->rkey = cpu_to_be32(w->wr.flush.rkey);
+	reth->len = cpu_to_be32(w->wr.flush.length);
+	s->first_psn = qp->req.psn;
+	s->last_psn = qp->req.psn;
+	s->begun = true;
+	sib_req_psn_next(qp, 1);
+	qp->req.noack = 0;
+	qp->req.rd_atomic++;
+	s->state = SIB_SWQE_SENT;
+	s->all_sent = true;
+	sib_pkt_send(qp, skb);
+	return 0;
+}
+
 static bool sib_op_needs_rwqe(u8 op)
 {
 	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
@@ -544,6 +598,8 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 			ret = sib_req_send_rd_atomic(qp, s);
 		else if (op == SIB_WR_ATOMIC_WRITE)
 			ret = sib_req_send_atomic_write(qp, s);
+		else if (op == SIB_WR_FLUSH)
+			ret = sib_req_send_flush(qp, s);
 		else
 			ret = sib_req_send_seg(qp, s);
 		if (ret)

@@ -380,6 +380,8 @@ static int sib_resp_execute(struct sib_qp *qp, struct sk_buff *skb)
 		return sib_resp_send(qp, skb);
 	if (flags & SIB_OP_ATOMIC_WRITE)
 		return sib_resp_atomic_write(qp, skb);
+	if (flags & SIB_OP_FLUSH)
+		return sib_resp_flush(qp, skb);
 	if (flags & SIB_OP_WRITE)
 		return sib_resp_write(qp, skb);
 	if (flags & SIB_OP_READ)

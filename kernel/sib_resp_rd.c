@@ -2,11 +2,12 @@
 /*
  * sib: the responder's RDMA READ and atomic side (rd_atomic, as IBA's
  * attributes name it). A READ is answered by responses sent a slice per
- * engine pass, an atomic by one atomic ACK, an ATOMIC WRITE by one READ
- * response without payload; each is recorded in the QP's responder
- * resources (resp_res), from which a duplicate request is answered again
- * (IBA 9.7.5.2.2): a READ read again from memory, an atomic's saved
- * result replayed, an ATOMIC WRITE answered but never executed twice.
+ * engine pass, an atomic by one atomic ACK, an ATOMIC WRITE or a FLUSH
+ * by one READ response without payload; each is recorded in the QP's
+ * responder resources (resp_res), from which a duplicate request is
+ * answered again (IBA 9.7.5.2.2): a READ read again from memory, an
+ * atomic's saved result replayed, an ATOMIC WRITE or FLUSH answered but
+ * never executed twice.
  * sib_resp.c checks each request and hands these and duplicates here.
  *
  * Locking: everything here runs in the QP's engine, under its @engine
@@ -291,8 +292,8 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	return 0;
 }
 
-/* The answer to an ATOMIC WRITE: a READ response that carries no data. */
-static void sib_resp_atomic_write_ack(struct sib_qp *qp, u32 psn)
+/* The answer to an ATOMIC WRITE or a FLUSH: a READ response without data. */
+static void sib_resp_empty_ack(struct sib_qp *qp, u32 psn)
 {
 	struct sk_buff *skb;
 
@@ -351,7 +352,100 @@ int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
 	res->swap_add = val;
 	qp->resp.msn++;
 	qp->resp.psn = sib_psn_add(pkt->psn, 1);
-	sib_resp_atomic_write_ack(qp, pkt->psn);
+	sib_resp_empty_ack(qp, pkt->psn);
+	return 0;
+}
+
+/* The QP's right for each placement type @plt asks for. */
+static bool sib_resp_flush_rights_ok(struct sib_qp *qp, u32 plt)
+{
+	int acc = qp->attr.qp_access_flags;
+
+	if ((plt & SIB_FLUSH_GLOBAL) && !(acc & SIB_ACCESS_FLUSH_GLOBAL))
+		return false;
+	if ((plt & SIB_FLUSH_PERSISTENT) &&
+	    !(acc & SIB_ACCESS_FLUSH_PERSISTENT))
+		return false;
+	return true;
+}
+
+/*
+ * Resolve a FLUSH's key for one placement type @acc: the range of the
+ * RETH, or the whole MR. 0, or a negative errno (sib_mr_get()).
+ */
+static int sib_resp_flush_key(struct sib_qp *qp, struct sk_buff *skb,
+			      u32 sel, enum sib_acc acc)
+{
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sib_mr *mr;
+	u64 mr_va;
+
+	if (sel == SIB_FLUSH_MR)
+		mr = sib_mr_get_whole(qp->sdev, qp->ib_qp.pd, rkey, acc);
+	else
+		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rkey,
+				be64_to_cpu(reth->va), be32_to_cpu(reth->len),
+				acc, &mr_va);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	sib_mr_put(mr);
+	return 0;
+}
+
+/*
+ * FLUSH (IBA 1.5): every write placed before it, in PSN order, is made
+ * visible (placement type global) or persistent (persistent) for a range
+ * of an MR or the whole MR, and then the FLUSH is answered, with a READ
+ * response without data, from a responder resource as an ATOMIC WRITE
+ * is. sib places writes with CPU stores into the MR's pages, which every
+ * CPU and device that snoops the caches sees at once: making them
+ * globally visible takes a full barrier, after the stores and before the
+ * answer. sib has no persistent memory, so no MR grants the persistent
+ * type (sib_mr.c refuses it) and asking for it is a remote access error.
+ * The QP needs the right for each type asked for (Invalid Request
+ * otherwise, as for the other rights); unknown types and levels are
+ * Invalid Requests. A duplicate is answered again, not executed again
+ * (executing it again would change nothing).
+ */
+int sib_resp_flush(struct sib_qp *qp, struct sk_buff *skb)
+{
+	struct sib_feth *feth = sib_pkt_eth(skb, SIB_OP_FETH);
+	struct sib_reth *reth = sib_pkt_eth(skb, SIB_OP_RETH);
+	u32 bits = be32_to_cpu(feth->bits), psn = sib_pkt(skb)->psn;
+	u32 plt = bits & SIB_FETH_PLT_MASK;
+	u32 sel = (bits & SIB_FETH_SEL_MASK) >> SIB_FETH_SEL_SHIFT;
+	struct sib_resp_res *res;
+	int ret = 0;
+
+	if (!plt || (plt & ~(SIB_FLUSH_GLOBAL | SIB_FLUSH_PERSISTENT)) ||
+	    (bits & ~(SIB_FETH_PLT_MASK | SIB_FETH_SEL_MASK)) ||
+	    sel > SIB_FLUSH_MR || !sib_resp_flush_rights_ok(qp, plt)) {
+		sib_resp_nak(qp, psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
+		return -EINVAL;
+	}
+	if (plt & SIB_FLUSH_GLOBAL)
+		ret = sib_resp_flush_key(qp, skb, sel, SIB_ACC_FLUSH_GLOBAL);
+	if (!ret && (plt & SIB_FLUSH_PERSISTENT))
+		ret = sib_resp_flush_key(qp, skb, sel,
+					 SIB_ACC_FLUSH_PERSISTENT);
+	if (ret) {
+		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
+		return ret;
+	}
+	/* Every store before it is seen before its answer is. */
+	smp_mb();
+	res = sib_res_new(qp);
+	res->opcode = sib_pkt(skb)->opcode;
+	res->first_psn = psn;
+	res->last_psn = psn;
+	res->va = be64_to_cpu(reth->va);
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->len = be32_to_cpu(reth->len);
+	res->compare = bits;
+	qp->resp.msn++;
+	qp->resp.psn = sib_psn_add(psn, 1);
+	sib_resp_empty_ack(qp, psn);
 	return 0;
 }
 
@@ -444,7 +538,10 @@ void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb)
 						    res->atomic_orig);
 		} else if (pkt->flags & SIB_OP_ATOMIC_WRITE) {
 			if (sib_resp_atomic_write_same(res, skb))
-				sib_resp_atomic_write_ack(qp, pkt->psn);
+				sib_resp_empty_ack(qp, pkt->psn);
+		} else if (pkt->flags & SIB_OP_FLUSH) {
+			if (pkt->psn == res->first_psn)
+				sib_resp_empty_ack(qp, pkt->psn);
 		} else {
 			sib_resp_read_again(qp, res, skb);
 		}

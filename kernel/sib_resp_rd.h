@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * sib: the responder's RDMA READ and atomic side (sib_resp_rd.c): READs,
- * atomics, ATOMIC WRITEs and duplicate requests, as sib_resp.c hands them over.
+ * atomics, ATOMIC WRITEs, FLUSHes and duplicate requests, as sib_resp.c hands them over.
  */
 #ifndef SIB_RESP_RD_H
 #define SIB_RESP_RD_H
@@ -17,6 +17,7 @@ struct sk_buff;
 int sib_resp_read(struct sib_qp *qp, struct sk_buff *skb);
 int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb);
 int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb);
+int sib_resp_flush(struct sib_qp *qp, struct sk_buff *skb);
 void sib_resp_duplicate(struct sib_qp *qp, struct sk_buff *skb);
 bool sib_resp_read_busy(struct sib_qp *qp);
 

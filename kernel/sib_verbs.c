@@ -72,7 +72,8 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
-				 SIB_DEVICE_ATOMIC_WRITE;
+				 SIB_DEVICE_ATOMIC_WRITE |
+				 SIB_DEVICE_FLUSH_GLOBAL;
 	/* CQE timestamps are ns of CLOCK_MONOTONIC: a 1 GHz, 64-bit clock. */
 	attr->hca_core_clock = SIB_CORE_CLOCK_KHZ;
 	attr->timestamp_mask = U64_MAX;

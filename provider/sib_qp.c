@@ -35,6 +35,11 @@ sib_db_field(wqe_size);
 #undef sib_db_field
 
 #define SIB_OP(op) (1u << IBV_WR_##op)
+#ifdef SIB_HAVE_WR_FLUSH
+#define SIB_OP_FLUSH SIB_OP(FLUSH)
+#else
+#define SIB_OP_FLUSH 0
+#endif
 
 enum {
 	SIB_UD_OPS = SIB_OP(SEND) | SIB_OP(SEND_WITH_IMM),
@@ -49,7 +54,7 @@ enum {
 			 SIB_OP(RDMA_WRITE_WITH_IMM),
 	/* Opcodes that carry no SGE or inline data in the WQE. */
 	SIB_NODATA_OPS = SIB_OP(LOCAL_INV) | SIB_OP(BIND_MW) |
-			 SIB_OP(ATOMIC_WRITE),
+			 SIB_OP(ATOMIC_WRITE) | SIB_OP_FLUSH,
 };
 
 #define SIB_QPX_OP(op) IBV_QP_EX_WITH_##op
@@ -70,6 +75,17 @@ enum {
 	SIB_RC_ATOMIC_WRITE_OPS = SIB_OP(ATOMIC_WRITE),
 	SIB_RC_ATOMIC_WRITE_SEND_OPS = SIB_QPX_OP(ATOMIC_WRITE),
 };
+
+#ifdef SIB_HAVE_WR_FLUSH
+/*
+ * FLUSH, with SIB_UCTX_CAP_FLUSH and an rdma-core that has ibv_wr_flush()
+ * (struct ibv_send_wr has no place for it: ibv_post_send() refuses it).
+ */
+enum {
+	SIB_RC_FLUSH_OPS = SIB_OP(FLUSH),
+	SIB_RC_FLUSH_SEND_OPS = SIB_QPX_OP(FLUSH),
+};
+#endif
 
 enum {
 	SIB_SEND_FLAGS = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
@@ -351,6 +367,10 @@ static int sib_build_send_wqe(struct sib_qp *qp, struct sib_send_wqe *wqe,
 		memcpy(&wqe->wr.atomic.swap,
 		       (void *)(uintptr_t)wr->sg_list[0].addr, 8);
 		break;
+#ifdef SIB_HAVE_WR_FLUSH
+	case IBV_WR_FLUSH:
+		return EINVAL;	/* only by ibv_wr_flush() */
+#endif
 	case IBV_WR_BIND_MW:
 		if (!wr->bind_mw.mw)
 			return EINVAL;
@@ -640,6 +660,30 @@ static void sib_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
 	memcpy(&wqe->wr.atomic.swap, atomic_wr, 8);
 }
 
+#ifdef SIB_HAVE_WR_FLUSH
+static void sib_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			 uint64_t remote_addr, size_t len, uint8_t type,
+			 uint8_t level)
+{
+	struct sib_send_wqe *wqe = sib_wr_begin(ibqp, IBV_WR_FLUSH);
+
+	if (!wqe)
+		return;
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    level > IBV_FLUSH_MR ||
+	    (level == IBV_FLUSH_RANGE && len > UINT32_MAX)) {
+		sib_wr_fail(to_sqp_ex(ibqp), EINVAL);
+		return;
+	}
+	wqe->wr.flush.remote_addr = remote_addr;
+	wqe->wr.flush.rkey = rkey;
+	/* A whole MR's FLUSH names no range: the length means nothing. */
+	wqe->wr.flush.length = level == IBV_FLUSH_RANGE ? len : 0;
+	wqe->wr.flush.type = type;
+	wqe->wr.flush.level = level;
+}
+#endif
+
 static void sib_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 			   uint32_t rkey,
 			   const struct ibv_mw_bind_info *bind_info)
@@ -821,6 +865,9 @@ static void sib_qp_init_ex_ops(struct sib_qp *qp)
 	qpx->wr_atomic_cmp_swp = sib_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = sib_wr_atomic_fetch_add;
 	qpx->wr_atomic_write = sib_wr_atomic_write;
+#ifdef SIB_HAVE_WR_FLUSH
+	qpx->wr_flush = sib_wr_flush;
+#endif
 	qpx->wr_bind_mw = sib_wr_bind_mw;
 	qpx->wr_local_inv = sib_wr_local_inv;
 
@@ -850,6 +897,12 @@ static int sib_check_qp_attr(struct sib_context *ctx,
 			*opcodes |= SIB_RC_ATOMIC_WRITE_OPS;
 			send_ops |= SIB_RC_ATOMIC_WRITE_SEND_OPS;
 		}
+#ifdef SIB_HAVE_WR_FLUSH
+		if (ctx->caps & SIB_UCTX_CAP_FLUSH) {
+			*opcodes |= SIB_RC_FLUSH_OPS;
+			send_ops |= SIB_RC_FLUSH_SEND_OPS;
+		}
+#endif
 		break;
 	case IBV_QPT_UC:
 		*opcodes = SIB_UC_OPS;

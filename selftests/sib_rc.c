@@ -459,6 +459,204 @@ TEST_F(rc, atomic_write_errors)
 	pair_destroy(&p);
 }
 
+/* ---- FLUSH (IBA 1.5) ---------------------------------------------------- */
+
+/* Bit 38 of device_cap_flags_ex: IB_UVERBS_DEVICE_FLUSH_GLOBAL. */
+#define DEV_FLUSH_GLOBAL	(1ULL << 38)
+#define DEV_FLUSH_PERSISTENT	(1ULL << 39)
+
+#ifdef SIB_HAVE_WR_FLUSH
+/* Post one signalled FLUSH on @qp; ibv_wr_complete()'s result. */
+static int post_flush(struct ibv_qp *qp, uint64_t wr_id, uint32_t rkey,
+		      uint64_t raddr, size_t len, uint8_t type, uint8_t level)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(qp);
+
+	ibv_wr_start(qx);
+	qx->wr_id = wr_id;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(qx, rkey, raddr, len, type, level);
+	return ibv_wr_complete(qx);
+}
+
+/* The status a FLUSH completes with on QP 0 of @p; -1: none. */
+static int flush_status(struct pair *p, uint32_t rkey, uint64_t raddr,
+			size_t len, uint8_t type, uint8_t level)
+{
+	struct ibv_wc wc;
+
+	if (post_flush(p->qp[0], 7, rkey, raddr, len, type, level))
+		return -1;
+	if (poll_n(p->scq[0], &wc, 1, WAIT_MS) != 1)
+		return -1;
+	return wc.status;
+}
+
+/*
+ * A FLUSH pair: QP 0 posts ibv_wr_flush() and WRITEs, QP 1 grants
+ * @qp_access on top of the usual remote rights.
+ */
+static int flush_pair(struct pair *p, struct ibv_context *ctx,
+		      struct ibv_pd *pd, int gid, int qp_access)
+{
+	struct pair_opts o;
+
+	pair_default_opts(&o);
+	o.qp_ex = true;
+	o.send_ops = IBV_QP_EX_WITH_FLUSH;
+	o.access[1] |= qp_access;
+	return pair_create(p, ctx, pd, gid, &o);
+}
+
+/*
+ * An MR that a FLUSH may target, over B's buffer; NULL (the test skips)
+ * where ib_core refuses the access (Linux before 6.2).
+ */
+static struct ibv_mr *flush_mr(struct buf *b, size_t len)
+{
+	return ibv_reg_mr(b->mr->pd, b->p, len, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_FLUSH_GLOBAL);
+}
+#endif
+
+/*
+ * FLUSH with placement type global: a 64 KiB WRITE, then a FLUSH of its
+ * range, completes with IBV_WC_FLUSH once the data is in place; a FLUSH
+ * of the whole MR ignores the range (any length, even 0 or more than the
+ * MR); a FLUSH of an empty range succeeds too. The device advertises the
+ * global type, not the persistent one (sib has no persistent memory).
+ */
+TEST_F(rc, flush)
+{
+#ifndef SIB_HAVE_WR_FLUSH
+	SKIP(return, "this rdma-core has no ibv_wr_flush() (v45 and later)");
+#else
+	struct ibv_sge big = mk_sge(&self->l, 4096, 65536);
+	uint64_t ra = buf_addr(&self->r, 8192);
+	struct ibv_device_attr_ex ax;
+	struct ibv_mr *fm;
+	struct pair p;
+
+	fm = flush_mr(&self->r, BUFSZ);
+	if (!fm && errno == EINVAL)
+		SKIP(return, "ib_core refuses IBV_ACCESS_FLUSH_GLOBAL (Linux < 6.2)");
+	ASSERT_NE(NULL, fm);
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ax));
+	EXPECT_TRUE(ax.device_cap_flags_ex & DEV_FLUSH_GLOBAL);
+	EXPECT_FALSE(ax.device_cap_flags_ex & DEV_FLUSH_PERSISTENT);
+	ASSERT_EQ(0, flush_pair(&p, self->ctx, self->p.pd, self->gid,
+				IBV_ACCESS_FLUSH_GLOBAL));
+
+	memset(self->r.p, 0xee, BUFSZ);
+	fill_pattern(self->l.p + 4096, 65536, 31);
+	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, &big, 1, 0, ra,
+			     fm->rkey));
+	ASSERT_EQ(0, post_flush(p.qp[0], 2, fm->rkey, ra, 65536,
+				IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE));
+	expect_wc("flush of a range", p.scq[0], 2, IBV_WC_SUCCESS,
+		  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + 8192, self->l.p + 4096, 65536, "the data");
+	EXPECT_UNTOUCHED(self->r.p, 8192, 0xee, "before it");
+
+	ASSERT_EQ(0, post_flush(p.qp[0], 3, fm->rkey, 0, 0, IBV_FLUSH_GLOBAL,
+				IBV_FLUSH_MR));
+	expect_wc("flush of the MR, length 0", p.scq[0], 3, IBV_WC_SUCCESS,
+		  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+	ASSERT_EQ(0, post_flush(p.qp[0], 4, fm->rkey, 12345, 3 * BUFSZ,
+				IBV_FLUSH_GLOBAL, IBV_FLUSH_MR));
+	expect_wc("flush of the MR, any length", p.scq[0], 4, IBV_WC_SUCCESS,
+		  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+	ASSERT_EQ(0, post_flush(p.qp[0], 5, fm->rkey, ra, 0, IBV_FLUSH_GLOBAL,
+				IBV_FLUSH_RANGE));
+	expect_wc("flush of an empty range", p.scq[0], 5, IBV_WC_SUCCESS,
+		  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_TRUE(cq_quiet(p.rcq[1], 0));
+	pair_destroy(&p);
+	ASSERT_EQ(0, ibv_dereg_mr(fm));
+#endif
+}
+
+/*
+ * What FLUSH refuses: an MR registered without the placement type asked
+ * for, or a range outside it (remote access error); a responder QP
+ * without the right for the type (Invalid Request); an MR that asks for
+ * the persistent type (EINVAL: sib has no persistent memory); an unknown
+ * type or level (EINVAL at posting); a UC QP (not created).
+ */
+TEST_F(rc, flush_errors)
+{
+#ifndef SIB_HAVE_WR_FLUSH
+	SKIP(return, "this rdma-core has no ibv_wr_flush() (v45 and later)");
+#else
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_UC,
+		.send_cq = self->p.scq[0], .recv_cq = self->p.rcq[0],
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = self->p.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_FLUSH,
+	};
+	uint64_t ra = buf_addr(&self->r, 0);
+	struct ibv_mr *fm, *pm;
+	struct pair p;
+
+	fm = flush_mr(&self->r, 65536);
+	if (!fm && errno == EINVAL)
+		SKIP(return, "ib_core refuses IBV_ACCESS_FLUSH_GLOBAL (Linux < 6.2)");
+	ASSERT_NE(NULL, fm);
+	errno = 0;
+	pm = ibv_reg_mr(self->p.pd, self->r.p, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_FLUSH_PERSISTENT);
+	EXPECT_EQ(NULL, pm);
+	EXPECT_EQ(EINVAL, errno);
+	if (pm)
+		ibv_dereg_mr(pm);
+
+	ASSERT_EQ(0, flush_pair(&p, self->ctx, self->p.pd, self->gid,
+				IBV_ACCESS_FLUSH_GLOBAL |
+				IBV_ACCESS_FLUSH_PERSISTENT));
+	/* The MR has no persistent type, the fixture's MR no flush at all. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  flush_status(&p, fm->rkey, ra, 64, IBV_FLUSH_PERSISTENT,
+			       IBV_FLUSH_RANGE));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  flush_status(&p, self->r.mr->rkey, ra, 64, IBV_FLUSH_GLOBAL,
+			       IBV_FLUSH_MR));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* A range that ends past the MR. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  flush_status(&p, fm->rkey, ra + 65536 - 64, 128,
+			       IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE));
+	ASSERT_EQ(0, pair_reconnect(&p));
+	/* Unknown types and levels never leave the provider. */
+	EXPECT_EQ(EINVAL, post_flush(p.qp[0], 1, fm->rkey, ra, 64, 0,
+				     IBV_FLUSH_RANGE));
+	EXPECT_EQ(EINVAL, post_flush(p.qp[0], 1, fm->rkey, ra, 64, 4,
+				     IBV_FLUSH_RANGE));
+	EXPECT_EQ(EINVAL, post_flush(p.qp[0], 1, fm->rkey, ra, 64,
+				     IBV_FLUSH_GLOBAL, 2));
+	EXPECT_EQ(IBV_WC_SUCCESS,
+		  flush_status(&p, fm->rkey, ra, 64, IBV_FLUSH_GLOBAL,
+			       IBV_FLUSH_RANGE));
+	pair_destroy(&p);
+
+	/* The responder's QP grants no flush right: Invalid Request. */
+	ASSERT_EQ(0, flush_pair(&p, self->ctx, self->p.pd, self->gid, 0));
+	EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR,
+		  flush_status(&p, fm->rkey, ra, 64, IBV_FLUSH_GLOBAL,
+			       IBV_FLUSH_RANGE));
+	pair_destroy(&p);
+
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(self->ctx, &a));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ASSERT_EQ(0, ibv_dereg_mr(fm));
+#endif
+}
+
 /* 3 gather SGEs of odd lengths at odd offsets, 3 scatter SGEs of others. */
 static const struct { uint32_t off, len; } gsg[3] = {
 	{ 1, 1023 }, { 2049, 7 }, { 3001, 1537 },

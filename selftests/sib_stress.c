@@ -147,6 +147,7 @@ struct xopts {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	uint32_t psn[2];
 	uint64_t send_ops;	/* not 0: QP 0 takes these ibv_wr_* */
+	int access;		/* qp_access_flags beyond the usual */
 };
 
 static int xqp_connect(struct ibv_qp *qp, const struct side *me,
@@ -156,7 +157,7 @@ static int xqp_connect(struct ibv_qp *qp, const struct side *me,
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = ACC_ALL & ~IBV_ACCESS_MW_BIND,
+		.qp_access_flags = (ACC_ALL & ~IBV_ACCESS_MW_BIND) | o->access,
 	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -1707,6 +1708,70 @@ TEST_F_TIMEOUT(rxe, atomic_write_both_ways, 120)
 		xpair_destroy(&p);
 		buf_free(&r);
 	}
+}
+
+/*
+ * FLUSH (placement type global) between rdma_rxe and sib, both ways,
+ * after a WRITE of 64 KiB: the FLUSH of its range and of the whole MR
+ * complete, and the data is there. rdma_rxe has FLUSH since Linux 6.2,
+ * and rdma-core since v45; where either lacks it, the test skips.
+ */
+TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
+{
+#ifndef SIB_HAVE_WR_FLUSH
+	SKIP(return, "this rdma-core has no ibv_wr_flush() (v45 and later)");
+#else
+	for (int dir = 0; dir < 2; dir++) {
+		struct side s[2] = { self->s[dir], self->s[!dir] };
+		struct xopts xo = stress_xopts;
+		struct ibv_qp_ex *qx;
+		struct ibv_sge ls;
+		struct buf l, r;
+		struct ibv_mr *fm;
+		struct xpair p;
+
+		TH_LOG("%s flushes at %s", s[0].dev, s[1].dev);
+		ASSERT_EQ(0, buf_new(&r, s[1].pd, 65536, ACC_ALL));
+		fm = ibv_reg_mr(s[1].pd, r.p, 65536, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_FLUSH_GLOBAL);
+		if (!fm) {
+			buf_free(&r);
+			SKIP(return, "%s: no MR with IBV_ACCESS_FLUSH_GLOBAL (%s)",
+			     s[1].dev, strerror(errno));
+		}
+		ASSERT_EQ(0, buf_new(&l, s[0].pd, 65536, ACC_ALL));
+		xo.send_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH;
+		xo.access = IBV_ACCESS_FLUSH_GLOBAL;
+		xo.timeout = 16;	/* 268 ms */
+		ASSERT_EQ(0, xpair_create(&p, s, &xo));
+		fill_pattern(l.p, 65536, 51 + dir);
+		memset(r.p, 0, 65536);
+		ls = mk_sge(&l, 0, 65536);
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, 1, &ls, 1, 0,
+				     buf_addr(&r, 0), fm->rkey));
+		qx = ibv_qp_to_qp_ex(p.qp[0]);
+		ASSERT_NE(NULL, qx);
+		ibv_wr_start(qx);
+		qx->wr_id = 2;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_flush(qx, fm->rkey, buf_addr(&r, 0), 65536,
+			     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+		qx->wr_id = 3;
+		ibv_wr_flush(qx, fm->rkey, 0, 0, IBV_FLUSH_GLOBAL,
+			     IBV_FLUSH_MR);
+		ASSERT_EQ(0, ibv_wr_complete(qx));
+		expect_wc("flush of the range", p.scq[0], 2, IBV_WC_SUCCESS,
+			  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+		expect_wc("flush of the MR", p.scq[0], 3, IBV_WC_SUCCESS,
+			  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
+		EXPECT_SAME(r.p, l.p, 65536, "the data");
+		xpair_destroy(&p);
+		ASSERT_EQ(0, ibv_dereg_mr(fm));
+		buf_free(&l);
+		buf_free(&r);
+	}
+#endif
 }
 
 /* A SEND of @ls from side 0 (@id), received at side 1 (@rid), both checked. */

@@ -83,6 +83,12 @@ enum sib_ucontext_caps {
 	 * below). Without this bit the WQE fails with IB_WC_LOC_QP_OP_ERR.
 	 */
 	SIB_UCTX_CAP_ATOMIC_WRITE = 1 << 5,
+	/*
+	 * The SQ takes SIB_WR_FLUSH on RC QPs, and MRs take
+	 * SIB_ACCESS_FLUSH_GLOBAL (see "FLUSH" below). Without this bit the
+	 * WQE fails with IB_WC_LOC_QP_OP_ERR.
+	 */
+	SIB_UCTX_CAP_FLUSH = 1 << 6,
 };
 
 enum sib_ucontext_req_flags {
@@ -292,6 +298,15 @@ struct sib_send_wqe {
 			__u32 npages;		/* entries of the page list */
 			__u32 page_shift;	/* log2 of their page size */
 		} reg_mr;
+		/* SIB_WR_FLUSH (see "FLUSH" below). */
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 length;	/* bytes, with SIB_FLUSH_RANGE */
+			__u8 type;	/* enum sib_flush_type, one or both */
+			__u8 level;	/* enum sib_flush_level */
+			__u8 reserved[6];
+		} flush;
 		__u8 raw[40];
 	} wr;
 	/* struct sib_sge sge[num_sge], or inline data, follows. */
@@ -310,7 +325,36 @@ struct sib_send_wqe {
  * bytes, unchanged), compare_add, num_sge and inline_len are 0.
  */
 enum sib_wr_opcode {
+	SIB_WR_FLUSH = 14,
 	SIB_WR_ATOMIC_WRITE = 15,
+};
+
+/*
+ * FLUSH (IBA 1.5, with SIB_UCTX_CAP_FLUSH): an RC request that makes
+ * every write placed before it at the responder visible (placement type
+ * SIB_FLUSH_GLOBAL) or persistent (SIB_FLUSH_PERSISTENT), for a range of
+ * an MR (SIB_FLUSH_RANGE: remote_addr and length) or a whole MR
+ * (SIB_FLUSH_MR: remote_addr and length mean nothing). The opcode is
+ * IB_UVERBS_WR_FLUSH of Linux 6.2 and later and IBV_WR_FLUSH; the WQE
+ * uses wr.flush, num_sge and inline_len are 0. The target MR needs the
+ * access of each placement type asked for (SIB_ACCESS_FLUSH_GLOBAL, the
+ * value of IB_UVERBS_ACCESS_FLUSH_GLOBAL; sib has no persistent memory
+ * and refuses SIB_ACCESS_FLUSH_PERSISTENT), and so does the responder's
+ * QP.
+ */
+enum sib_flush_type {
+	SIB_FLUSH_GLOBAL = 1 << 0,
+	SIB_FLUSH_PERSISTENT = 1 << 1,
+};
+
+enum sib_flush_level {
+	SIB_FLUSH_RANGE = 0,
+	SIB_FLUSH_MR = 1,
+};
+
+enum sib_access_flags {
+	SIB_ACCESS_FLUSH_GLOBAL = 1 << 8,
+	SIB_ACCESS_FLUSH_PERSISTENT = 1 << 9,
 };
 
 /* Receive WQE, for RQs and SRQs. */
@@ -332,6 +376,7 @@ enum sib_wc_opcode {
 	SIB_WC_FETCH_ADD = 4,
 	SIB_WC_BIND_MW = 5,
 	SIB_WC_LOCAL_INV = 6,
+	SIB_WC_FLUSH = 8,		/* IBV_WC_FLUSH */
 	SIB_WC_ATOMIC_WRITE = 9,	/* IBV_WC_ATOMIC_WRITE */
 	SIB_WC_REG_MR = 64,	/* kernel CQs only: IB_WC_REG_MR */
 	SIB_WC_RECV = 128,

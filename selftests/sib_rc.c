@@ -580,7 +580,8 @@ TEST_F(rc, flush)
  * What FLUSH refuses: an MR registered without the placement type asked
  * for, or a range outside it (remote access error); a responder QP
  * without the right for the type (Invalid Request); an MR that asks for
- * the persistent type (EINVAL: sib has no persistent memory); an unknown
+ * the persistent type (sib has no persistent memory: ib_core refuses it
+ * with EOPNOTSUPP as the device does not advertise it); an unknown
  * type or level (EINVAL at posting); a UC QP (not created).
  */
 TEST_F(rc, flush_errors)
@@ -610,7 +611,9 @@ TEST_F(rc, flush_errors)
 	pm = ibv_reg_mr(self->p.pd, self->r.p, 4096, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_FLUSH_PERSISTENT);
 	EXPECT_EQ(NULL, pm);
-	EXPECT_EQ(EINVAL, errno);
+	/* ib_core refuses it for the device (EOPNOTSUPP), sib (EINVAL). */
+	EXPECT_TRUE(errno == EOPNOTSUPP || errno == EINVAL)
+		TH_LOG("errno %d", errno);
 	if (pm)
 		ibv_dereg_mr(pm);
 

@@ -36,6 +36,29 @@ static struct sib_resp_res *sib_res_new(struct sib_qp *qp)
 }
 
 /*
+ * Record a one-PSN request (an atomic, an ATOMIC WRITE or a FLUSH) as
+ * executed: a responder resource, for its duplicates, names its PSN,
+ * @va and @rkey; the message is counted and the next PSN expected. The
+ * caller adds what else a duplicate must match.
+ */
+static struct sib_resp_res *sib_res_one(struct sib_qp *qp,
+					const struct sib_pkt *pkt, u64 va,
+					u32 rkey)
+{
+	struct sib_resp_res *res = sib_res_new(qp);
+
+	memset(res, 0, sizeof(*res));
+	res->opcode = pkt->opcode;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->va = va;
+	res->rkey = rkey;
+	qp->resp.msn++;
+	qp->resp.psn = sib_psn_add(pkt->psn, 1);
+	return res;
+}
+
+/*
  * Send the next READ responses of qp->resp.rd, at most SIB_READ_SLICE
  * PSNs of them: a READ of 16 MiB is 65536 packets at MTU 256, and no
  * pass may run that long. The pass that finds the READ unfinished leaves
@@ -277,17 +300,10 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 		return ret;
 	}
 
-	res = sib_res_new(qp);
-	res->opcode = pkt->opcode;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->va = va;
-	res->rkey = be32_to_cpu(a->rkey);
+	res = sib_res_one(qp, pkt, va, be32_to_cpu(a->rkey));
 	res->compare = be64_to_cpu(a->compare);
 	res->swap_add = be64_to_cpu(a->swap_add);
 	res->atomic_orig = orig;
-	qp->resp.msn++;
-	qp->resp.psn = sib_psn_add(pkt->psn, 1);
 	sib_resp_atomic_ack(qp, pkt->psn, orig);
 	return 0;
 }
@@ -342,16 +358,10 @@ int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return ret;
 	}
-	res = sib_res_new(qp);
-	res->opcode = pkt->opcode;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->va = be64_to_cpu(reth->va);
-	res->rkey = be32_to_cpu(reth->rkey);
+	res = sib_res_one(qp, pkt, be64_to_cpu(reth->va),
+			  be32_to_cpu(reth->rkey));
 	res->len = 8;
 	res->swap_add = val;
-	qp->resp.msn++;
-	qp->resp.psn = sib_psn_add(pkt->psn, 1);
 	sib_resp_empty_ack(qp, pkt->psn);
 	return 0;
 }
@@ -435,16 +445,10 @@ int sib_resp_flush(struct sib_qp *qp, struct sk_buff *skb)
 	}
 	/* Every store before it is seen before its answer is. */
 	smp_mb();
-	res = sib_res_new(qp);
-	res->opcode = sib_pkt(skb)->opcode;
-	res->first_psn = psn;
-	res->last_psn = psn;
-	res->va = be64_to_cpu(reth->va);
-	res->rkey = be32_to_cpu(reth->rkey);
+	res = sib_res_one(qp, sib_pkt(skb), be64_to_cpu(reth->va),
+			  be32_to_cpu(reth->rkey));
 	res->len = be32_to_cpu(reth->len);
 	res->compare = bits;
-	qp->resp.msn++;
-	qp->resp.psn = sib_psn_add(psn, 1);
 	sib_resp_empty_ack(qp, psn);
 	return 0;
 }

@@ -158,21 +158,29 @@ static int sib_acc_flag(enum sib_acc acc)
 	}
 }
 
+/* May @key of @pd, with rights @need, reach the MR @s is a snapshot of? */
+static int sib_mr_snap_check(const struct sib_mr_snap *s, struct ib_pd *pd,
+			     u32 key, int need)
+{
+	if (s->state != SIB_MEM_VALID || s->key != key || s->pd != pd)
+		return -EINVAL;
+	if ((s->access & need) != need)
+		return -EACCES;
+	return 0;
+}
+
 /* Take a reference on @mr for an access through its own key. */
 static int sib_mr_check_get(struct sib_mr *mr, struct ib_pd *pd, u32 key,
 			    u64 iova, u64 len, int need)
 {
 	struct sib_mr_snap s;
-	int ret = 0;
+	int ret;
 
 	if (!sib_mr_get_live(mr))
 		return -EINVAL;
 	sib_mr_snapshot(mr, &s);
-	if (s.state != SIB_MEM_VALID || s.key != key || s.pd != pd)
-		ret = -EINVAL;
-	else if ((s.access & need) != need)
-		ret = -EACCES;
-	else if (!sib_range_ok(s.iova, s.length, iova, len))
+	ret = sib_mr_snap_check(&s, pd, key, need);
+	if (!ret && !sib_range_ok(s.iova, s.length, iova, len))
 		ret = -ERANGE;
 	if (ret)
 		sib_mr_put(mr);
@@ -213,27 +221,14 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 struct sib_mr *sib_mr_get_whole(struct sib_dev *sdev, struct ib_pd *pd,
 				u32 key, enum sib_acc acc)
 {
-	int need = sib_acc_flag(acc);
-	struct sib_mr *mr = NULL;
+	struct sib_mr *mr = sib_mr_find_get(&sdev->mem, key);
 	struct sib_mr_snap snap;
-	struct sib_mkey *mk;
-	int ret = 0;
+	int ret;
 
-	rcu_read_lock();
-	mk = sib_mkey_find(&sdev->mem, key);
-	if (mk && mk->kind == SIB_MKEY_MR) {
-		mr = container_of(mk, struct sib_mr, mk);
-		if (!sib_mr_get_live(mr))
-			mr = NULL;
-	}
-	rcu_read_unlock();
 	if (!mr)
 		return ERR_PTR(-EINVAL);
 	sib_mr_snapshot(mr, &snap);
-	if (snap.state != SIB_MEM_VALID || snap.key != key || snap.pd != pd)
-		ret = -EINVAL;
-	else if ((snap.access & need) != need)
-		ret = -EACCES;
+	ret = sib_mr_snap_check(&snap, pd, key, sib_acc_flag(acc));
 	if (ret) {
 		sib_mr_put(mr);
 		return ERR_PTR(ret);

@@ -396,6 +396,24 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 }
 
 /*
+ * Send @skb, the one packet of @s, an ATOMIC WRITE or a FLUSH: it takes
+ * the next PSN and a responder resource, and @s waits for its answer.
+ */
+static void sib_req_send_one(struct sib_qp *qp, struct sib_swqe *s,
+			     struct sk_buff *skb)
+{
+	s->first_psn = qp->req.psn;
+	s->last_psn = qp->req.psn;
+	s->begun = true;
+	sib_req_psn_next(qp, 1);
+	qp->req.noack = 0;
+	qp->req.rd_atomic++;
+	s->state = SIB_SWQE_SENT;
+	s->all_sent = true;
+	sib_pkt_send(qp, skb);
+}
+
+/*
  * ATOMIC WRITE: one packet, a RETH and the 8 bytes. It takes a responder
  * resource (max_rd_atomic counts it); its answer, a READ response without
  * data, or an ACK past it retires it. Sent again whole after a go-back-N.
@@ -415,16 +433,8 @@ static int sib_req_send_atomic_write(struct sib_qp *qp, struct sib_swqe *s)
 	reth->rkey = cpu_to_be32(w->wr.atomic.rkey);
 	reth->len = cpu_to_be32(8);
 	memcpy(skb->data + sib_pkt(skb)->hdr_len, &w->wr.atomic.swap, 8);
-	s->first_psn = qp->req.psn;
-	s->last_psn = qp->req.psn;
-	s->begun = true;
 	s->sent = 8;
-	sib_req_psn_next(qp, 1);
-	qp->req.noack = 0;
-	qp->req.rd_atomic++;
-	s->state = SIB_SWQE_SENT;
-	s->all_sent = true;
-	sib_pkt_send(qp, skb);
+	sib_req_send_one(qp, s, skb);
 	return 0;
 }
 
@@ -450,15 +460,7 @@ static int sib_req_send_flush(struct sib_qp *qp, struct sib_swqe *s)
 	reth->va = cpu_to_be64(w->wr.flush.remote_addr);
 	reth->rkey = cpu_to_be32(w->wr.flush.rkey);
 	reth->len = cpu_to_be32(w->wr.flush.length);
-	s->first_psn = qp->req.psn;
-	s->last_psn = qp->req.psn;
-	s->begun = true;
-	sib_req_psn_next(qp, 1);
-	qp->req.noack = 0;
-	qp->req.rd_atomic++;
-	s->state = SIB_SWQE_SENT;
-	s->all_sent = true;
-	sib_pkt_send(qp, skb);
+	sib_req_send_one(qp, s, skb);
 	return 0;
 }
 

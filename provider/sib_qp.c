@@ -35,10 +35,16 @@ sib_db_field(wqe_size);
 #undef sib_db_field
 
 #define SIB_OP(op) (1u << IBV_WR_##op)
+/*
+ * FLUSH, with SIB_UCTX_CAP_FLUSH and an rdma-core that has ibv_wr_flush()
+ * (struct ibv_send_wr has no place for it: ibv_post_send() refuses it).
+ */
 #ifdef SIB_HAVE_WR_FLUSH
 #define SIB_OP_FLUSH SIB_OP(FLUSH)
+#define SIB_QPX_OP_FLUSH IBV_QP_EX_WITH_FLUSH
 #else
 #define SIB_OP_FLUSH 0
+#define SIB_QPX_OP_FLUSH 0
 #endif
 
 enum {
@@ -75,17 +81,6 @@ enum {
 	SIB_RC_ATOMIC_WRITE_OPS = SIB_OP(ATOMIC_WRITE),
 	SIB_RC_ATOMIC_WRITE_SEND_OPS = SIB_QPX_OP(ATOMIC_WRITE),
 };
-
-#ifdef SIB_HAVE_WR_FLUSH
-/*
- * FLUSH, with SIB_UCTX_CAP_FLUSH and an rdma-core that has ibv_wr_flush()
- * (struct ibv_send_wr has no place for it: ibv_post_send() refuses it).
- */
-enum {
-	SIB_RC_FLUSH_OPS = SIB_OP(FLUSH),
-	SIB_RC_FLUSH_SEND_OPS = SIB_QPX_OP(FLUSH),
-};
-#endif
 
 enum {
 	SIB_SEND_FLAGS = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
@@ -897,12 +892,10 @@ static int sib_check_qp_attr(struct sib_context *ctx,
 			*opcodes |= SIB_RC_ATOMIC_WRITE_OPS;
 			send_ops |= SIB_RC_ATOMIC_WRITE_SEND_OPS;
 		}
-#ifdef SIB_HAVE_WR_FLUSH
 		if (ctx->caps & SIB_UCTX_CAP_FLUSH) {
-			*opcodes |= SIB_RC_FLUSH_OPS;
-			send_ops |= SIB_RC_FLUSH_SEND_OPS;
+			*opcodes |= SIB_OP_FLUSH;
+			send_ops |= SIB_QPX_OP_FLUSH;
 		}
-#endif
 		break;
 	case IBV_QPT_UC:
 		*opcodes = SIB_UC_OPS;

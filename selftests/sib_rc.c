@@ -379,6 +379,33 @@ TEST_F(rc, atomic_write)
 	pair_destroy(&p);
 }
 
+/*
+ * The errno of creating a UC QP on @p's PD and CQs that takes @send_ops
+ * by ibv_wr_*(), or 0 if it was created (and is destroyed again).
+ */
+static int uc_qp_ex_errno(struct pair *p, struct ibv_context *ctx,
+			  uint64_t send_ops)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_UC,
+		.send_cq = p->scq[0], .recv_cq = p->rcq[0],
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = p->pd,
+		.send_ops_flags = send_ops,
+	};
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp_ex(ctx, &a);
+	if (!qp)
+		return errno;
+	ibv_destroy_qp(qp);
+	return 0;
+}
+
 /* The status an ATOMIC WRITE to @raddr/@rkey completes with; -1: none. */
 static int atomic_write_status(struct pair *p, struct buf *l, uint64_t raddr,
 			       uint32_t rkey)
@@ -402,16 +429,6 @@ TEST_F(rc, atomic_write_errors)
 {
 	uint64_t ra = buf_addr(&self->r, 64);
 	struct ibv_sge s2[2] = { mk_sge(&self->l, 8, 4), mk_sge(&self->l, 12, 4) };
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_UC,
-		.send_cq = self->p.scq[0], .recv_cq = self->p.rcq[0],
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = self->p.pd,
-		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
-	};
 	struct ibv_sge s4 = mk_sge(&self->l, 8, 4);
 	struct pair_opts o;
 	struct ibv_mr *ro;
@@ -448,9 +465,8 @@ TEST_F(rc, atomic_write_errors)
 	EXPECT_UNTOUCHED(self->r.p, 256, 0xee, "the target");
 
 	/* Not on UC: neither created nor posted. */
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp_ex(self->ctx, &a));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, uc_qp_ex_errno(&self->p, self->ctx,
+					     IBV_QP_EX_WITH_ATOMIC_WRITE));
 	pair_default_opts(&o);
 	o.qp_type = IBV_QPT_UC;
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
@@ -589,16 +605,6 @@ TEST_F(rc, flush_errors)
 #ifndef SIB_HAVE_WR_FLUSH
 	SKIP(return, "this rdma-core has no ibv_wr_flush() (v45 and later)");
 #else
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_UC,
-		.send_cq = self->p.scq[0], .recv_cq = self->p.rcq[0],
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = self->p.pd,
-		.send_ops_flags = IBV_QP_EX_WITH_FLUSH,
-	};
 	uint64_t ra = buf_addr(&self->r, 0);
 	struct ibv_mr *fm, *pm;
 	struct pair p;
@@ -653,9 +659,8 @@ TEST_F(rc, flush_errors)
 			       IBV_FLUSH_RANGE));
 	pair_destroy(&p);
 
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp_ex(self->ctx, &a));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, uc_qp_ex_errno(&self->p, self->ctx,
+					     IBV_QP_EX_WITH_FLUSH));
 	ASSERT_EQ(0, ibv_dereg_mr(fm));
 #endif
 }

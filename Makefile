@@ -107,7 +107,7 @@ DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider provider-sid selftests selftests-sid smbdirect setup check \
-	check-smoke check-matrix check-debug run lab bench fuzz load install checkpatch clean ksrc \
+	check-smoke check-matrix check-debug soak-debug run lab bench fuzz load install checkpatch clean ksrc \
 	dkms-src dkms-install dkms-uninstall deb check-packages
 
 all: module provider selftests
@@ -271,6 +271,15 @@ check-debug:
 	$(TOP)/scripts/setup --debug
 	$(MAKE) provider selftests
 	$(TOP)/scripts/check-debug --flavor $(DEBUG_FLAVOR) $(DEBUG_TESTS)
+
+# The 30-minute soak (sib_load --soak) under the debug kernel; memory and
+# object counts must come back, and the runner fails on any report.
+SOAK_DEBUG_ARGS ?= --soak 1800
+
+soak-debug:
+	$(TOP)/scripts/setup --debug
+	$(MAKE) provider selftests
+	$(TOP)/scripts/check-debug --flavor $(DEBUG_FLAVOR) --load "$(SOAK_DEBUG_ARGS)"
 
 run: setup
 	$(MAKE) all

@@ -13,6 +13,7 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_req.h"
+#include "sib_req_retry.h"
 #include "sib_resp_credit.h"
 #include "sib_task.h"
 #include "sib_timer.h"
@@ -24,11 +25,6 @@ static const u32 sib_rnr_usec[32] = {
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
-
-static struct sib_swqe *sib_comp_swqe(struct sib_qp *qp, u32 idx)
-{
-	return &qp->swqe[idx & (qp->sq.nslots - 1)];
-}
 
 /* ---- retiring WQEs ---------------------------------------------------------- */
 
@@ -73,7 +69,7 @@ void sib_comp_run(struct sib_qp *qp)
 	struct sib_swqe *s;
 
 	while (qp->comp.idx != qp->req.idx) {
-		s = sib_comp_swqe(qp, qp->comp.idx);
+		s = sib_swqe_at(qp, qp->comp.idx);
 		if (s->state != SIB_SWQE_DONE)
 			break;
 		/*
@@ -110,7 +106,7 @@ static struct sib_swqe *sib_comp_oldest(struct sib_qp *qp)
 	u32 idx;
 
 	for (idx = qp->comp.idx; idx != qp->req.fetched; idx++) {
-		struct sib_swqe *s = sib_comp_swqe(qp, idx);
+		struct sib_swqe *s = sib_swqe_at(qp, idx);
 
 		if (s->state == SIB_SWQE_DONE)
 			continue;
@@ -200,7 +196,7 @@ static void sib_comp_fail(struct sib_qp *qp, struct sib_swqe *s, u8 status)
 	/* Later WQEs are flushed once the QP is in error. */
 	qp->req.idx = qp->comp.idx;
 	while (qp->req.idx != qp->req.fetched &&
-	       sib_comp_swqe(qp, qp->req.idx) != s)
+	       sib_swqe_at(qp, qp->req.idx) != s)
 		qp->req.idx++;
 	qp->req.idx++;
 }
@@ -443,7 +439,7 @@ static struct sib_swqe *sib_comp_rd_atomic(struct sib_qp *qp)
 	u32 idx;
 
 	for (idx = qp->comp.idx; idx != qp->req.idx; idx++) {
-		struct sib_swqe *s = sib_comp_swqe(qp, idx);
+		struct sib_swqe *s = sib_swqe_at(qp, idx);
 
 		if (s->state == SIB_SWQE_SENT &&
 		    sib_op_takes_rd_res(s->wr->opcode))
@@ -643,7 +639,7 @@ void sib_comp_timers(struct sib_qp *qp)
 		 * starts again when the probe goes (sib_timer_arm()).
 		 */
 		if (qp->req.credit_wait &&
-		    (!s || s == sib_comp_swqe(qp, qp->req.idx))) {
+		    (!s || s == sib_swqe_at(qp, qp->req.idx))) {
 			sib_timer_stop(qp);
 			qp->req.credit_probe = true;
 		} else if (s) {

@@ -53,7 +53,7 @@ static void sib_flush_sq(struct sib_qp *qp)
 	cqe.qp_num = sib_qpn(qp);
 	while (qp->sq.kidx != end) {
 		if (qp->sq.kidx - start < copied)
-			w = qp->swqe[qp->sq.kidx & (qp->sq.nslots - 1)].wr;
+			w = sib_swqe_at(qp, qp->sq.kidx)->wr;
 		else
 			w = sib_queue_slot(&qp->sq, qp->sq.kidx);
 		cqe.wr_id = READ_ONCE(w->wr_id);

@@ -425,6 +425,18 @@ static inline struct sib_qp *to_sqp(struct ib_qp *ib_qp)
 	return container_of(ib_qp, struct sib_qp, ib_qp);
 }
 
+/* The engine-private copy of the send WQE at SQ index @idx. */
+static inline struct sib_swqe *sib_swqe_at(struct sib_qp *qp, u32 idx)
+{
+	return &qp->swqe[idx & (qp->sq.nslots - 1)];
+}
+
+/* Its scatter/gather list, which follows the WQE in the copy. */
+static inline struct sib_sge *sib_swqe_sge(struct sib_swqe *s)
+{
+	return (struct sib_sge *)(s->wr + 1);
+}
+
 static inline struct sib_cq *sib_qp_scq(struct sib_qp *qp)
 {
 	return to_scq(qp->ib_qp.send_cq);

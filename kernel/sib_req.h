@@ -11,8 +11,6 @@ struct sib_qp;
 struct sib_swqe;
 
 void sib_requester(struct sib_qp *qp);
-void sib_req_rewind(struct sib_qp *qp, u32 psn);
-void sib_req_forward(struct sib_qp *qp, u32 psn);
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 		   u32 len);
 

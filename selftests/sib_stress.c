@@ -88,9 +88,24 @@ struct faults {
 	long long drop, dup, reorder, corrupt, dir, seed;
 };
 
+/*
+ * SIB_STRESS_DELAY="ppm us" adds the delay fault to every run's faults:
+ * that share of the packets arrives that much later, as on a slow kernel
+ * (a debug kernel's round trips, with the retries they cause).
+ */
+static int faults_delay(const char *dev)
+{
+	long long ppm = 0, us = 1000;
+	const char *e = getenv("SIB_STRESS_DELAY");
+
+	if (e && sscanf(e, "%lld %lld", &ppm, &us) < 1)
+		return -1;
+	return fault_set(dev, "delay", ppm) || fault_set(dev, "delay_us", us);
+}
+
 static int faults_on(const char *dev, const struct faults *f)
 {
-	return fault_set(dev, "drop", f->drop) ||
+	return faults_delay(dev) || fault_set(dev, "drop", f->drop) ||
 	       fault_set(dev, "dup", f->dup) ||
 	       fault_set(dev, "reorder", f->reorder) ||
 	       fault_set(dev, "corrupt", f->corrupt) ||
@@ -106,6 +121,7 @@ static void faults_off(const char *dev)
 	fault_set(dev, "dup", 0);
 	fault_set(dev, "reorder", 0);
 	fault_set(dev, "corrupt", 0);
+	fault_set(dev, "delay", 0);
 }
 
 static const char *const cnt_names[] = {

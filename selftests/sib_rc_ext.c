@@ -36,31 +36,7 @@
 
 #define BUFSZ	(1u << 20)
 
-FIXTURE(ext) {
-	struct ibv_context *ctx;
-	int gid;
-	struct ibv_pd *pd;
-	struct buf l, r;
-};
-
-FIXTURE_SETUP(ext)
-{
-	self->ctx = sib_lo_setup(&self->gid);
-	ASSERT_NE(NULL, self->ctx);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	ASSERT_EQ(0, buf_new(&self->l, self->pd, BUFSZ, ACC_ALL));
-	ASSERT_EQ(0, buf_new(&self->r, self->pd, BUFSZ, ACC_ALL));
-}
-
-FIXTURE_TEARDOWN(ext)
-{
-	buf_free(&self->l);
-	buf_free(&self->r);
-	if (self->pd)
-		ibv_dealloc_pd(self->pd);
-	sib_lo_teardown(self->ctx);
-}
+SIB_LO_FIXTURE(ext, BUFSZ);
 
 /* ---- completion channels ------------------------------------------------ */
 
@@ -77,17 +53,6 @@ static struct ibv_cq *chan_event(struct ibv_comp_channel *ch, int ms)
 		return NULL;
 	ibv_ack_cq_events(cq, 1);
 	return cq;
-}
-
-static void send_one(struct __test_metadata *_metadata, struct pair *p,
-		     struct buf *l, uint64_t id, unsigned int flags)
-{
-	struct ibv_sge s = mk_sge(l, 0, 32);
-
-	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_SEND, id, &s, 1,
-			     IBV_SEND_SIGNALED | flags, 0, 0));
-	expect_wc("send", p->scq[0], id, IBV_WC_SUCCESS, IBV_WC_SEND,
-		  p->qp[0]->qp_num, ANY, NULL);
 }
 
 TEST_F(ext, cq_event_next)
@@ -1017,16 +982,6 @@ TEST_F_TIMEOUT(ext, stress_4_pairs, 240)
 /* ---- the one-copy local path ------------------------------------------------ */
 
 /*
- * A port counter of sib0 (hw_counters in sysfs), or -1. ib_core serves
- * reads within 10 ms of the last one from a cache: wait that out first.
- */
-static long long sib0_counter(const char *name)
-{
-	usleep(30000);
-	return hw_counter("sib0", name);
-}
-
-/*
  * Packets between QPs of one device refer to the sender's pinned pages
  * instead of carrying a copy (onecopy_pkts counts them); the receiver
  * copies straight into the target. WRITE, SEND and READ over unaligned
@@ -1719,61 +1674,6 @@ static struct ibv_cq_ex *pdom_cq(struct ibv_context *ctx, struct ibv_pd *pdom)
 	return ibv_create_cq_ex(ctx, &a);
 }
 
-/* Two RC QPs (ibv_wr_* API) on @pd sharing @cq, connected to each other. */
-static int pdom_qps(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
-		    struct ibv_cq_ex *cq, struct ibv_qp *qp[2])
-{
-	struct ibv_qp_init_attr_ex a = {
-		.send_cq = ibv_cq_ex_to_cq(cq),
-		.recv_cq = ibv_cq_ex_to_cq(cq),
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_RDMA_WRITE,
-	};
-	union ibv_gid g;
-	int ret;
-
-	if (ibv_query_gid(ctx, 1, gid, &g))
-		return EIO;
-	for (int i = 0; i < 2; i++) {
-		qp[i] = ibv_create_qp_ex(ctx, &a);
-		if (!qp[i])
-			return errno;
-	}
-	for (int i = 0; i < 2; i++) {
-		ret = qp_connect_to(qp[i], gid, &g, qp[!i]->qp_num, 0, 0,
-				    IBV_MTU_1024, 14, 7);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* The next completion of @cq through the extended API, within WAIT_MS. */
-static int cqx_next(struct ibv_cq_ex *cq, struct ibv_wc *wc)
-{
-	struct ibv_poll_cq_attr pa = {};
-	long end = now_ms() + WAIT_MS;
-	int ret;
-
-	while ((ret = ibv_start_poll(cq, &pa)) == ENOENT && now_ms() < end)
-		usleep(100);
-	if (ret)
-		return ret;
-	wc->wr_id = cq->wr_id;
-	wc->status = cq->status;
-	wc->opcode = ibv_wc_read_opcode(cq);
-	wc->byte_len = ibv_wc_read_byte_len(cq);
-	wc->qp_num = ibv_wc_read_qp_num(cq);
-	ibv_end_poll(cq);
-	return 0;
-}
-
 TEST_F(ext, parent_domain_td_traffic)
 {
 	struct ibv_td_init_attr ta = {};
@@ -1795,7 +1695,7 @@ TEST_F(ext, parent_domain_td_traffic)
 	cq = pdom_cq(self->ctx, pdom);
 	ASSERT_NE(NULL, cq) TH_LOG("create_cq_ex on a parent domain: %s",
 				   strerror(errno));
-	ASSERT_EQ(0, pdom_qps(self->ctx, pdom, self->gid, cq, qp));
+	ASSERT_EQ(0, qp_ex_pair(self->ctx, pdom, self->gid, cq, qp));
 	EXPECT_EQ(pdom, qp[0]->pd);
 	/* MRs through the parent domain. */
 	ASSERT_EQ(0, buf_new(&l, pdom, 8192, ACC_ALL));
@@ -1808,7 +1708,7 @@ TEST_F(ext, parent_domain_td_traffic)
 	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
 			     IBV_SEND_SIGNALED, 0, 0));
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, cqx_next(cq, &wc));
+		ASSERT_EQ(0, cq_ex_next(cq, &wc));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		if (wc.wr_id == 1) {
 			EXPECT_EQ(IBV_WC_RECV, wc.opcode);
@@ -1826,7 +1726,7 @@ TEST_F(ext, parent_domain_td_traffic)
 	ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_WRITE, 3, &sge, 1,
 			     IBV_SEND_SIGNALED, buf_addr(&r, 4096),
 			     r.mr->rkey));
-	ASSERT_EQ(0, cqx_next(cq, &wc));
+	ASSERT_EQ(0, cq_ex_next(cq, &wc));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(3, wc.wr_id);
 	EXPECT_SAME(r.p + 4096, l.p + 4096, 4096, "write on a thread domain");
@@ -1926,7 +1826,7 @@ static void __lock_probe_run(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, pdom);
 	cq = pdom_cq(ctx, pdom);
 	ASSERT_NE(NULL, cq);
-	ASSERT_EQ(0, pdom_qps(ctx, pdom, gid, cq, qp));
+	ASSERT_EQ(0, qp_ex_pair(ctx, pdom, gid, cq, qp));
 
 	/* The send queue. */
 	memset(&lp, 0, sizeof(lp));
@@ -1943,7 +1843,7 @@ static void __lock_probe_run(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, post_recv_sges(qp[1], 1, NULL, 0));
 	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, NULL, 0,
 			     IBV_SEND_SIGNALED, 0, 0));
-	ASSERT_EQ(0, cqx_next(cq, &wc));
+	ASSERT_EQ(0, cq_ex_next(cq, &wc));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	for (long end = now_ms() + WAIT_MS; now_ms() < end; usleep(100)) {
 		if (!ibv_start_poll(cq, &(struct ibv_poll_cq_attr){}))
@@ -2066,7 +1966,7 @@ static void __ts_traffic(struct __test_metadata *_metadata,
 	cq = ibv_create_cq_ex(ctx, &ca);
 	ASSERT_NE(NULL, cq) TH_LOG("create_cq_ex(%#lx): %s",
 				   (unsigned long)wc_flags, strerror(errno));
-	ASSERT_EQ(0, pdom_qps(ctx, pd, gid, cq, qp));
+	ASSERT_EQ(0, qp_ex_pair(ctx, pd, gid, cq, qp));
 	ASSERT_EQ(0, buf_new(&l, pd, 4096, ACC_ALL));
 	ASSERT_EQ(0, buf_new(&r, pd, 4096, ACC_ALL));
 
@@ -2236,7 +2136,7 @@ TEST_F(ext, import_device_pd_mr)
 	cq = ibv_create_cq_ex(ictx, &ca);
 	ASSERT_NE(NULL, cq) TH_LOG("timestamped CQ in an imported context: %s",
 				   strerror(errno));
-	ASSERT_EQ(0, pdom_qps(ictx, ipd, self->gid, cq, qp));
+	ASSERT_EQ(0, qp_ex_pair(ictx, ipd, self->gid, cq, qp));
 	fill_pattern(b.p, 4096, 77);
 	sge = (struct ibv_sge){ .addr = buf_addr(&b, 4096), .length = 4096,
 				.lkey = imr->lkey };
@@ -2246,14 +2146,14 @@ TEST_F(ext, import_device_pd_mr)
 	ASSERT_EQ(0, post_op(qp[0], IBV_WR_SEND, 2, &sge, 1,
 			     IBV_SEND_SIGNALED, 0, 0));
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, cqx_next(cq, &wc));
+		ASSERT_EQ(0, cq_ex_next(cq, &wc));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
 	EXPECT_SAME(b.p + 4096, b.p, 4096, "send with an imported MR");
 	ASSERT_EQ(0, post_op(qp[0], IBV_WR_RDMA_WRITE, 3, &sge, 1,
 			     IBV_SEND_SIGNALED, buf_addr(&b, 8192),
 			     imr->rkey));
-	ASSERT_EQ(0, cqx_next(cq, &wc));
+	ASSERT_EQ(0, cq_ex_next(cq, &wc));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_SAME(b.p + 8192, b.p, 4096, "write to an imported MR's rkey");
 

@@ -644,3 +644,58 @@ int count_async_events(struct ibv_context *ctx, enum ibv_event_type type,
 		n++;
 	return n;
 }
+
+/* ---- extended QPs and CQs (ibv_wr_*, ibv_start_poll) ------------------- */
+
+int qp_ex_pair(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+	       struct ibv_cq_ex *cq, struct ibv_qp *qp[2])
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = ibv_cq_ex_to_cq(cq),
+		.recv_cq = ibv_cq_ex_to_cq(cq),
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	union ibv_gid g;
+	int ret;
+
+	if (ibv_query_gid(ctx, 1, gid, &g))
+		return EIO;
+	for (int i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp_ex(ctx, &a);
+		if (!qp[i])
+			return errno;
+	}
+	for (int i = 0; i < 2; i++) {
+		ret = qp_connect_to(qp[i], gid, &g, qp[!i]->qp_num, 0, 0,
+				    IBV_MTU_1024, 14, 7);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int cq_ex_next(struct ibv_cq_ex *cq, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr pa = {};
+	long end = now_ms() + WAIT_MS;
+	int ret;
+
+	while ((ret = ibv_start_poll(cq, &pa)) == ENOENT && now_ms() < end)
+		usleep(100);
+	if (ret)
+		return ret;
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+	wc->qp_num = ibv_wc_read_qp_num(cq);
+	ibv_end_poll(cq);
+	return 0;
+}

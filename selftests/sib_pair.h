@@ -149,6 +149,22 @@ bool wait_async_event(struct ibv_context *ctx, enum ibv_event_type type,
 int count_async_events(struct ibv_context *ctx, enum ibv_event_type type,
 		       int ms);
 
+/* ---- extended QPs and CQs (ibv_wr_*, ibv_start_poll) ------------------- */
+
+/*
+ * Two RC QPs (ibv_wr_* API: SEND and RDMA_WRITE; 16 WRs and one SGE each
+ * way) on @pd, which may be a parent domain, sharing the extended CQ @cq,
+ * connected to each other over GID index @gid (MTU 1024). 0 or an errno.
+ */
+int qp_ex_pair(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+	       struct ibv_cq_ex *cq, struct ibv_qp *qp[2]);
+/*
+ * The next completion of @cq through the extended API (ibv_start_poll),
+ * within WAIT_MS: wr_id, status, opcode, byte_len and qp_num in @wc. 0, or
+ * ENOENT when none came, or ibv_start_poll's error.
+ */
+int cq_ex_next(struct ibv_cq_ex *cq, struct ibv_wc *wc);
+
 /* Milliseconds of CLOCK_MONOTONIC. */
 long now_ms(void);
 /* Microseconds of CLOCK_MONOTONIC. */

@@ -72,4 +72,54 @@ static inline void __expect_wc(struct __test_metadata *_metadata,
 	EXPECT_STATE(qp, s); \
 } while (0)
 
+/*
+ * A signaled SEND of the first 32 bytes of @l on QP 0 of @p (with @flags
+ * too, e.g. IBV_SEND_SOLICITED), and its send completion checked; the
+ * receive is the caller's.
+ */
+static inline void send_one(struct __test_metadata *_metadata, struct pair *p,
+			    struct buf *l, uint64_t id, unsigned int flags)
+{
+	struct ibv_sge s = mk_sge(l, 0, 32);
+
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_SEND, id, &s, 1,
+			     IBV_SEND_SIGNALED | flags, 0, 0));
+	expect_wc("send", p->scq[0], id, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  p->qp[0]->qp_num, ANY, NULL);
+}
+
+/*
+ * SIB_LO_FIXTURE(name, len): the fixture of the programs whose tests make
+ * their own QPs on sib0 over lo: self->ctx (sib_lo_setup()) and its GID
+ * index self->gid, a PD self->pd, and two buffers self->l and self->r of
+ * @len bytes on it, registered with ACC_ALL. The device is removed after
+ * each test. One line at the top of a program: SIB_LO_FIXTURE(cq, BUFSZ);
+ */
+#define SIB_LO_FIXTURE(name, len)					\
+FIXTURE(name) {								\
+	struct ibv_context *ctx;					\
+	int gid;							\
+	struct ibv_pd *pd;						\
+	struct buf l, r;						\
+};									\
+									\
+FIXTURE_SETUP(name)							\
+{									\
+	self->ctx = sib_lo_setup(&self->gid);				\
+	ASSERT_NE(NULL, self->ctx);					\
+	self->pd = ibv_alloc_pd(self->ctx);				\
+	ASSERT_NE(NULL, self->pd);					\
+	ASSERT_EQ(0, buf_new(&self->l, self->pd, (len), ACC_ALL));	\
+	ASSERT_EQ(0, buf_new(&self->r, self->pd, (len), ACC_ALL));	\
+}									\
+									\
+FIXTURE_TEARDOWN(name)							\
+{									\
+	buf_free(&self->l);						\
+	buf_free(&self->r);						\
+	if (self->pd)							\
+		ibv_dealloc_pd(self->pd);				\
+	sib_lo_teardown(self->ctx);					\
+}
+
 #endif /* SIB_PAIR_T_H */

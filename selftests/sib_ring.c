@@ -579,16 +579,6 @@ TEST_F_TIMEOUT(ring, concurrent_scribbling, 60)
 /* ---- doorbell suppression (SIB_UCTX_CAP_SQ_KPOLL) ------------------------ */
 
 /*
- * A port counter of sib0 (hw_counters in sysfs), or -1. ib_core serves
- * reads within 10 ms of the last one from a cache: wait that out first.
- */
-static long long sib0_counter(const char *name)
-{
-	usleep(30000);
-	return hw_counter("sib0", name);
-}
-
-/*
  * kpoll is 0 while the engines are idle, and the provider honours it: a
  * WRITE posted while kpoll reads 1 gets no doorbell (the process lied, so
  * nothing looks at the ring and only this process' QP waits); the next

@@ -255,7 +255,7 @@ static void xpair_destroy(struct xpair *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* ---- the stress engine (after sib_rc_ext's stress_4_pairs) ------------- */
+/* ---- the stress engine (after sib_rc's stress_4_pairs) ----------------- */
 
 #define NPAIRS	4
 #define SLOTS	16

@@ -445,6 +445,12 @@ long long hw_counter(const char *ibdev, const char *name)
 	return atoll(buf);
 }
 
+long long sib0_counter(const char *name)
+{
+	usleep(30000);
+	return hw_counter("sib0", name);
+}
+
 #define SIB_FAULT_DIR "/sys/kernel/debug/sib/%s/fault/%s"
 
 /* Write @val in decimal to the file @path; 0 or -errno. */

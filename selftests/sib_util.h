@@ -76,6 +76,11 @@ long long link_counter(const char *ibdev, const char *name);
  * or -1. ib_core serves a read within 10 ms of the last from a cache.
  */
 long long hw_counter(const char *ibdev, const char *name);
+/*
+ * hw_counter() of sib0, read after 30 ms: ib_core's cache then no longer
+ * answers with the value of an earlier read.
+ */
+long long sib0_counter(const char *name);
 
 /* Write @val to fault-injection knob @knob of @ibdev (debugfs); 0 or -errno. */
 int fault_knob_set(const char *ibdev, const char *knob, long long val);

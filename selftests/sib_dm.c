@@ -411,6 +411,9 @@ TEST_F(dm, reg_dm_mr_rules)
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	mr = ibv_reg_dm_mr(self->p.pd, dm, 100, 4096, DM_ACC);
 	ASSERT_NE(NULL, mr);
+	/* Not reregistrable: it is not of user memory. */
+	EXPECT_NE(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				  0, IBV_ACCESS_LOCAL_WRITE));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	mr = ibv_reg_dm_mr(self->p.pd, dm, dmlen, 0, DM_ACC);
 	ASSERT_NE(NULL, mr) TH_LOG("zero length: %s", strerror(errno));

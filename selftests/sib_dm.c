@@ -212,7 +212,8 @@ TEST_F(dm, device_memory_limit)
 	EXPECT_EQ(0, ibv_free_dm(big));
 
 	half[0] = dm_new(self->ctx, self->max / 2, 0);
-	half[1] = dm_new(self->ctx, self->max / 2 - 4096 + 1, 0);
+	/* Rounded up to max / 2 - 4096. */
+	half[1] = dm_new(self->ctx, self->max / 2 - 2 * 4096 + 1, 0);
 	ASSERT_NE(NULL, half[0]);
 	ASSERT_NE(NULL, half[1]);
 	/* A page is left; two are not. */

@@ -609,21 +609,25 @@ TEST_F(dm, rdma_write_read_atomic_on_dm)
 }
 
 /*
- * An MR at DM offset 100: MR address x is DM byte 100 + x. Atomics are
- * checked for alignment where they land: MR address 0 (DM byte 100) is
- * misaligned, MR address 4 (DM byte 104) is fine.
+ * An MR at DM offset 100: MR address x is DM byte 100 + x. An atomic
+ * needs its address (the offset into the MR, IBA 9.4.5) and the byte it
+ * lands on to be 8-byte aligned: on this MR neither MR address 0 (DM byte
+ * 100) nor 4 (an unaligned address) will do; on an MR at DM offset 104,
+ * MR address 0 (DM byte 104) does.
  */
 TEST_F(dm, dm_mr_at_offset)
 {
 	struct ibv_dm *dm = dm_new(self->ctx, 8192, 0);
 	uint8_t now[256], want[256];
+	struct ibv_mr *mr, *mr8;
 	struct ibv_sge s;
-	struct ibv_mr *mr;
 	uint64_t v = 40;
 
 	ASSERT_NE(NULL, dm);
 	mr = ibv_reg_dm_mr(self->p.pd, dm, 100, 4096, DM_ACC);
 	ASSERT_NE(NULL, mr);
+	mr8 = ibv_reg_dm_mr(self->p.pd, dm, 104, 4096, DM_ACC);
+	ASSERT_NE(NULL, mr8);
 	memset(want, 0, sizeof(want));
 	ASSERT_EQ(0, ibv_memcpy_to_dm(dm, 0, want, sizeof(want)));
 	fill_pattern(self->l.p, 20, 51);
@@ -639,20 +643,29 @@ TEST_F(dm, dm_mr_at_offset)
 	ASSERT_EQ(0, ibv_memcpy_to_dm(dm, 104, &v, 8));
 	s = mk_sge(&self->l, 0, 8);
 	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
-				 0x92, &s, IBV_SEND_SIGNALED, 4, mr->rkey, 2,
+				 0x92, &s, IBV_SEND_SIGNALED, 0, mr8->rkey, 2,
 				 0));
-	expect_wc("fetch_add at 4", self->p.scq[0], 0x92, IBV_WC_SUCCESS,
-		  IBV_WC_FETCH_ADD, self->p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("fetch_add at 0 of the MR at 104", self->p.scq[0], 0x92,
+		  IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, self->p.qp[0]->qp_num,
+		  ANY, NULL);
+	memcpy(&v, self->l.p, 8);
+	EXPECT_EQ(40, v);
 	ASSERT_EQ(0, ibv_memcpy_from_dm(&v, dm, 104, 8));
 	EXPECT_EQ(42, v);
-	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
-				 0x93, &s, IBV_SEND_SIGNALED, 0, mr->rkey, 2,
-				 0));
-	expect_wc("fetch_add at 0", self->p.scq[0], 0x93,
-		  IBV_WC_REM_INV_REQ_ERR, ANY, self->p.qp[0]->qp_num, ANY,
-		  NULL);
-	pair_reconnect(&self->p);
+	for (uint64_t a = 0; a <= 4; a += 4) {
+		ASSERT_EQ(0, post_atomic(self->p.qp[0],
+					 IBV_WR_ATOMIC_FETCH_AND_ADD, 0x93 + a,
+					 &s, IBV_SEND_SIGNALED, a, mr->rkey,
+					 2, 0));
+		expect_wc("fetch_add on the MR at 100", self->p.scq[0],
+			  0x93 + a, IBV_WC_REM_INV_REQ_ERR, ANY,
+			  self->p.qp[0]->qp_num, ANY, NULL);
+		ASSERT_EQ(0, pair_reconnect(&self->p));
+	}
+	ASSERT_EQ(0, ibv_memcpy_from_dm(&v, dm, 104, 8));
+	EXPECT_EQ(42, v);
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_dereg_mr(mr8));
 	EXPECT_EQ(0, ibv_free_dm(dm));
 }
 
@@ -784,7 +797,7 @@ TEST_F(dm, other_pd_refused)
 /* ibv_import_dm() on a context of the same command file. */
 TEST_F(dm, import_dm)
 {
-	size_t dmlen = 4096 + 64;
+	size_t dmlen = 4096 + 256;
 	struct ibv_dm *dm = dm_new(self->ctx, dmlen, 0), *imp;
 	struct ibv_context *ictx;
 	uint8_t want[256], now[256];

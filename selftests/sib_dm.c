@@ -888,6 +888,44 @@ TEST_F(dm, process_exit_no_leak)
 }
 
 /*
+ * A child made by fork() does not inherit the mapping of device memory
+ * (the pages are the device's, reached through the parent's context):
+ * the range is unmapped in the child, and the parent's stays intact.
+ */
+TEST_F(dm, fork_child_has_no_mapping)
+{
+	struct ibv_dm *dm = dm_new(self->ctx, 8192, 0);
+	struct sib_dm_info info;
+	uint32_t v = 0x600dcafe, r = 0;
+	int status;
+	uint8_t *m;
+	pid_t pid;
+
+	ASSERT_NE(NULL, dm);
+	ASSERT_EQ(0, dm_query(self->ctx, dm->handle, &info));
+	m = mmap(NULL, info.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->ctx->cmd_fd, info.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	memcpy(m + 4096, &v, 4);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* msync() of an unmapped range fails with ENOMEM. */
+		if (msync(m, info.mmap_size, MS_ASYNC) == 0)
+			_exit(1);
+		_exit(errno == ENOMEM ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the child has the mapping");
+	EXPECT_EQ(0, msync(m, info.mmap_size, MS_ASYNC));
+	ASSERT_EQ(0, ibv_memcpy_from_dm(&r, dm, 4096, 4));
+	EXPECT_EQ(v, r);
+	munmap(m, info.mmap_size);
+	EXPECT_EQ(0, ibv_free_dm(dm));
+}
+
+/*
  * The device goes away under allocations that have MRs and mappings:
  * ib_core destroys them (vm-run fails the run on the WARN a leak would
  * print when the device is freed), the process survives, and the module

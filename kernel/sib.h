@@ -134,6 +134,9 @@ struct sib_parent;
  * @num_cq:	live CQs, bounded by SIB_MAX_CQ
  * @num_qp:	live QPs, bounded by SIB_MAX_QP
  * @num_srq:	live SRQs, bounded by SIB_MAX_SRQ
+ * @num_dm:	live device memory allocations (sib_dm.c)
+ * @dm_bytes:	bytes of device memory pages not yet freed, bounded by
+ *		SIB_MAX_DM_SIZE; reserved before the pages are allocated
  * @srq_seq:	source of SRQ numbers
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
@@ -169,6 +172,8 @@ struct sib_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;
+	atomic_t num_dm;
+	atomic64_t dm_bytes;
 	atomic_t srq_seq;
 	u32 qpn_next;
 	bool credits;
@@ -236,7 +241,7 @@ struct sib_pd {
 #define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
 			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
 			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE | \
-			 SIB_UCTX_CAP_FLUSH)
+			 SIB_UCTX_CAP_FLUSH | SIB_UCTX_CAP_DM)
 /*
  * ATOMIC WRITE in query_device's capabilities: IB_DEVICE_ATOMIC_WRITE
  * (IB_UVERBS_DEVICE_ATOMIC_WRITE) of Linux 6.2 and later, which 6.1's

@@ -2,9 +2,9 @@
 /*
  * sib: the copy engine, which moves bytes between registered memory and
  * kernel buffers or packets. An MR's bytes are reached by its kind: pinned
- * user pages mapped one at a time, the kernel virtual addresses of a DMA
- * MR, or a fast-registration MR's page list; an skb's bytes are in its
- * linear part or its page fragments. On top of that: the one-copy path
+ * user pages or device memory pages mapped one at a time, the kernel
+ * virtual addresses of a DMA MR, or a fast-registration MR's page list;
+ * an skb's bytes are in its linear part or its page fragments. On top of that: the one-copy path
  * (an MR's pages appended to an skb as page fragments), the 8-byte
  * atomics, and the SGE list operations, which look each SGE's lkey up for
  * the part of it they use.
@@ -204,6 +204,7 @@ static void sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 		return;
 	switch (mr->mr_kind) {
 	case SIB_MR_USER:
+	case SIB_MR_DM:
 		sib_copy_user(mr, iova, b, len, dir);
 		break;
 	case SIB_MR_DMA:
@@ -247,7 +248,8 @@ void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 /*
  * Append @len bytes of @mr at @iova to @skb as page fragments, each
  * holding a page reference: the one-copy path. Only for MRs of pinned
- * user pages. The pages are the process' (an MR needs no LOCAL_WRITE to
+ * user pages or of device memory (sib_mr_has_pages()). User pages are
+ * the process' (an MR needs no LOCAL_WRITE to
  * be sent from, so they may be page cache that it can only read): the
  * skb says its fragments are shared, so that anything that would write
  * to a packet in place copies it first, as for sendpage() and
@@ -261,7 +263,7 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 
 	if (!len)
 		return 0;
-	if (!mr || mr->mr_kind != SIB_MR_USER)
+	if (!mr || !sib_mr_has_pages(mr))
 		return -E2BIG;
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	off = iova - mr->iova + mr->pg_off;
@@ -304,6 +306,7 @@ static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
 
 	switch (mr->mr_kind) {
 	case SIB_MR_USER:
+	case SIB_MR_DM:
 		off = iova - mr->iova + mr->pg_off;
 		if ((off >> PAGE_SHIFT) >= mr->npages || (off & 7))
 			return NULL;
@@ -325,7 +328,7 @@ static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
 
 static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
 {
-	if (mr->mr_kind == SIB_MR_USER)
+	if (sib_mr_has_pages(mr))
 		kunmap_local(p);
 }
 

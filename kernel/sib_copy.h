@@ -53,7 +53,7 @@ void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
 
 /**
  * sib_mr_add_frags() - append MR bytes to an skb as page fragments
- * @mr:		from sib_mr_get(); must be a user MR
+ * @mr:		from sib_mr_get(); must be a user or device memory MR
  * @iova:	its *mr_iova
  * @skb:	the packet; each fragment takes a page reference, so the
  *		bytes stay readable (not necessarily unchanged) even after

@@ -16,6 +16,7 @@
 
 #include "sib.h"
 #include "sib_capture.h"
+#include "sib_dm.h"
 #include "sib_main.h"
 #include "sib_mcast.h"
 #include "sib_mkey.h"
@@ -87,6 +88,8 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	ida_init(&sdev->pd_ida);
 	atomic_set(&sdev->num_pd, 0);
 	sib_mem_table_init(&sdev->mem);
+	atomic_set(&sdev->num_dm, 0);
+	atomic64_set(&sdev->dm_bytes, 0);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
@@ -106,6 +109,8 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	sib_init_guid(sdev);
 	strscpy(sdev->ib_dev.node_desc, "sib", sizeof(sdev->ib_dev.node_desc));
 	ib_set_device_ops(&sdev->ib_dev, &sib_dev_ops);
+	/* Device memory's additions to the uverbs ioctl interface. */
+	sdev->ib_dev.driver_def = sib_uapi_defs;
 	/* The doorbells: write() commands that drivers must opt into. */
 	sdev->ib_dev.uverbs_cmd_mask |=
 		BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
@@ -142,6 +147,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->ah_xa) ||
 		atomic_read(&sdev->num_ah));
+	WARN_ON(atomic_read(&sdev->num_dm) || atomic64_read(&sdev->dm_bytes));
 	xa_destroy(&sdev->qp_xa);
 	xa_destroy(&sdev->ah_xa);
 	ida_destroy(&sdev->pd_ida);

@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 
 #include "sib.h"
+#include "sib_dm.h"
 #include "sib_mkey.h"
 
 /*
@@ -207,6 +208,28 @@ struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	return &mr->ib_mr;
 }
 
+struct ib_mr *sib_mr_reg_dm(struct ib_pd *pd, struct sib_dm_mem *mem,
+			    u64 offset, u64 length, int access)
+{
+	u64 size = (u64)mem->npages << PAGE_SHIFT;
+	struct sib_mr *mr;
+
+	if (offset > size || length > size - offset)
+		return ERR_PTR(-EINVAL);
+	mr = sib_mr_alloc(pd, SIB_MR_DM, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	sib_dm_mem_get(mem);
+	mr->dm_mem = mem;
+	mr->pages = mem->pages + (offset >> PAGE_SHIFT);
+	mr->npages = mem->npages - (offset >> PAGE_SHIFT);
+	mr->pg_off = offset_in_page(offset);
+	mr->iova = 0;
+	mr->length = length;
+	sib_mr_publish(mr, SIB_MEM_VALID);
+	return &mr->ib_mr;
+}
+
 /*
  * Stop new lookups of @mr: refused with -EBUSY while windows are bound
  * (IBTA 10.6.7.2.6: an MR with bound windows can be neither deregistered
@@ -243,6 +266,7 @@ int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
 	sib_mr_drain(mr);
 	sib_mr_swap_pin(mr, &pin);
 	sib_unpin(&pin);
+	sib_dm_mem_put(mr->dm_mem);
 	kfree(mr->fr_map);
 	kfree(mr->fr_live);
 	atomic_dec(&t->num_mr);

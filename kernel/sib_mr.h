@@ -37,6 +37,7 @@
 #include "sib_compat.h"
 
 struct sib_dev;
+struct sib_dm_mem;
 
 #define SIB_MAX_MR		0x40000
 #define SIB_MAX_MW		0x40000
@@ -95,6 +96,7 @@ enum sib_mr_kind {
 	SIB_MR_USER,	/* reg_user_mr: pinned user pages */
 	SIB_MR_DMA,	/* get_dma_mr: addresses are kernel virtual */
 	SIB_MR_FAST,	/* alloc_mr + REG_MR WQE: kernel virtual page list */
+	SIB_MR_DM,	/* reg_dm_mr: zero-based, over device memory pages */
 };
 
 enum sib_mem_state {
@@ -125,9 +127,12 @@ enum sib_mem_state {
  * @num_mw:	windows bound to this MR; incremented under @lock with
  *		@state VALID, decremented by unbind without it
  * @umem:	SIB_MR_USER: the pinned pages; replaced only while drained
- * @pages:	SIB_MR_USER: one struct page per PAGE_SIZE of @umem
+ * @pages:	SIB_MR_USER: one struct page per PAGE_SIZE of @umem;
+ *		SIB_MR_DM: the device memory pages from the MR's first on
+ *		(part of @dm_mem's array, constant)
  * @npages:	entries in @pages, or in @fr_live
- * @pg_off:	SIB_MR_USER: offset of @iova within @pages[0]
+ * @pg_off:	SIB_MR_USER, SIB_MR_DM: offset of @iova within @pages[0]
+ * @dm_mem:	SIB_MR_DM: the device memory, referenced until dereg
  * @fr_map:	SIB_MR_FAST: list written by map_mr_sg (staging)
  * @fr_live:	SIB_MR_FAST: list copied from @fr_map by a REG_MR, read by
  *		the data path
@@ -157,6 +162,7 @@ struct sib_mr {
 	struct page **pages;
 	u32 npages;
 	u32 pg_off;
+	struct sib_dm_mem *dm_mem;
 	struct sib_fr_ent *fr_map;
 	struct sib_fr_ent *fr_live;
 	u32 fr_max;
@@ -214,6 +220,15 @@ static inline struct sib_mr *to_smr(struct ib_mr *ib_mr)
 	return container_of(ib_mr, struct sib_mr, ib_mr);
 }
 
+/*
+ * Is @mr made of struct pages (@pages, @npages, @pg_off), which the copy
+ * engine maps one at a time and may attach to packets?
+ */
+static inline bool sib_mr_has_pages(const struct sib_mr *mr)
+{
+	return mr->mr_kind == SIB_MR_USER || mr->mr_kind == SIB_MR_DM;
+}
+
 static inline struct sib_mw *to_smw(struct ib_mw *ib_mw)
 {
 	return container_of(ib_mw, struct sib_mw, ib_mw);
@@ -267,6 +282,21 @@ int sib_mem_invalidate(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
  */
 int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
 		    const struct sib_send_wqe *w);
+
+/**
+ * sib_mr_reg_dm() - register device memory as a zero-based MR
+ * @pd:		the MR's PD
+ * @mem:	the device memory; the MR takes a reference until dereg
+ * @offset:	first byte of @mem in the MR (its address 0)
+ * @length:	bytes in the MR; 0 is allowed (the MR covers nothing)
+ * @access:	IB_ACCESS_* flags, without IB_ZERO_BASED
+ *
+ * Context: process.
+ * Return: the MR, or an ERR_PTR (-EINVAL for a range outside @mem or bad
+ * access flags, -ENOMEM).
+ */
+struct ib_mr *sib_mr_reg_dm(struct ib_pd *pd, struct sib_dm_mem *mem,
+			    u64 offset, u64 length, int access);
 
 /* ib_device_ops (sib_mr.c, sib_mw.c) */
 struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access);

@@ -421,7 +421,7 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&qp->engine);
-	if (mode != SIB_PAY_COPY && mr->mr_kind == SIB_MR_USER) {
+	if (mode != SIB_PAY_COPY && sib_mr_has_pages(mr)) {
 		skb = __sib_pkt_alloc(qp, opcode, paylen, psn, false, mode);
 		if (!skb)
 			return NULL;

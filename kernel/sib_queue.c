@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * sib: ring memory and its mapping into user space.
+ * sib: ring memory and device memory, and their mapping into user space.
  *
  * A user ring's memory belongs to its mmap entry: destroying the queue
  * removes the entry, and ib_core calls sib_mmap_free() (which frees the
  * memory) once no mmap() is in progress on it. Pages already mapped into
  * a process stay referenced by that mapping, so a process that keeps a
  * ring mapped after destroying its object only sees stale memory.
+ * Device memory (sib_dm.c) is mapped through entries of the same kind;
+ * such an entry holds a reference on the pages instead of owning them.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "sib_compat.h"
+#include "sib_dm.h"
 #include "sib_queue.h"
 
+/*
+ * What an mmap entry exposes: a ring (@buf, vmalloc memory that the entry
+ * owns) or device memory (@dm, on which the entry holds a reference).
+ */
 struct sib_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct sib_dm_mem *dm;
 };
 
 int sib_queue_init(struct sib_queue *q, u32 nslots, u32 slot_size)
@@ -68,6 +76,26 @@ int sib_queue_expose(struct sib_queue *q, struct ib_ucontext *uctx,
 	return 0;
 }
 
+struct rdma_user_mmap_entry *sib_mmap_insert_dm(struct ib_ucontext *uctx,
+						struct sib_dm_mem *dm)
+{
+	struct sib_mmap_entry *e;
+	int ret;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->dm = dm;
+	ret = rdma_user_mmap_entry_insert(uctx, &e->rdma,
+					  (size_t)dm->npages << PAGE_SHIFT);
+	if (ret) {
+		kfree(e);
+		return ERR_PTR(ret);
+	}
+	sib_dm_mem_get(dm);
+	return &e->rdma;
+}
+
 void sib_queue_destroy(struct sib_queue *q)
 {
 	if (q->entry)
@@ -111,6 +139,8 @@ int sib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	e = container_of(re, struct sib_mmap_entry, rdma);
 	if (vma->vm_end - vma->vm_start > re->npages << PAGE_SHIFT)
 		ret = -EINVAL;
+	else if (e->dm)
+		ret = sib_dm_mem_map(vma, e->dm);
 	else
 		ret = sib_map_pages(vma, e->buf);
 	rdma_user_mmap_entry_put(re);
@@ -122,6 +152,9 @@ void sib_mmap_free(struct rdma_user_mmap_entry *re)
 	struct sib_mmap_entry *e = container_of(re, struct sib_mmap_entry,
 						rdma);
 
-	vfree(e->buf);
+	if (e->dm)
+		sib_dm_mem_put(e->dm);
+	else
+		vfree(e->buf);
 	kfree(e);
 }

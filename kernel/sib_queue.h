@@ -40,6 +40,20 @@ int sib_queue_expose(struct sib_queue *q, struct ib_ucontext *uctx,
 		     struct sib_ring_info *info);
 void sib_queue_destroy(struct sib_queue *q);
 
+struct sib_dm_mem;
+
+/**
+ * sib_mmap_insert_dm() - expose device memory through the command file
+ * @uctx:	the context whose command file maps it
+ * @dm:		the pages; the entry takes a reference of its own, dropped
+ *		when ib_core frees the entry (sib_mmap_free())
+ *
+ * Return: the entry (its offset: rdma_user_mmap_get_offset(); remove it
+ * with rdma_user_mmap_entry_remove()), or an ERR_PTR.
+ */
+struct rdma_user_mmap_entry *sib_mmap_insert_dm(struct ib_ucontext *uctx,
+						struct sib_dm_mem *dm);
+
 int sib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sib_mmap_free(struct rdma_user_mmap_entry *entry);
 

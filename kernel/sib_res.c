@@ -12,7 +12,8 @@
  * Also the device's object counts, for leak checks in tests:
  *
  *   /sys/kernel/debug/sib/<ibdev>/objects
- *     live PDs, CQs, QPs, SRQs, AHs, MRs and MWs
+ *     live PDs, CQs, QPs, SRQs, AHs, MRs and MWs, device memory
+ *     allocations and the bytes of device memory they hold
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -126,6 +127,8 @@ static int sib_objects_show(struct seq_file *m, void *v)
 		   atomic_read(&sdev->num_qp), atomic_read(&sdev->num_srq),
 		   atomic_read(&sdev->num_ah), atomic_read(&sdev->mem.num_mr),
 		   atomic_read(&sdev->mem.num_mw));
+	seq_printf(m, "dm %d\ndm_bytes %lld\n", atomic_read(&sdev->num_dm),
+		   (long long)atomic64_read(&sdev->dm_bytes));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sib_objects);

@@ -85,7 +85,7 @@ static void sib_resp_read_slice(struct sib_qp *qp)
 			rd->active = false;
 			return;
 		}
-		burst = burst && mr->mr_kind == SIB_MR_USER;
+		burst = burst && sib_mr_has_pages(mr);
 	}
 	do {
 		u32 npkts = burst ? sib_burst_pkts(rd->len - rd->off, qp->mtu) : 1;

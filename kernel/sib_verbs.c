@@ -13,6 +13,7 @@
 #include "sib_capture.h"
 #include "sib_cq.h"
 #include "sib_db.h"
+#include "sib_dm.h"
 #include "sib_main.h"
 #include "sib_mcast.h"
 #include "sib_post.h"
@@ -79,6 +80,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 	attr->timestamp_mask = U64_MAX;
 	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
+	attr->max_dm_size = SIB_MAX_DM_SIZE;
 	return 0;
 }
 
@@ -517,6 +519,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_port = sib_query_port,
 	.query_ucontext = sib_query_ucontext,
 	SIB_MR_DEV_OPS
+	SIB_DM_DEV_OPS
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sib_ah, ib_ah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sib_cq, ib_cq),

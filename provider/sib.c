@@ -342,6 +342,7 @@ void sib_ring_unmap(struct sib_ring *ring)
 static void sib_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops sib_ctx_ops = {
+	.alloc_dm = sib_alloc_dm,
 	.alloc_mw = sib_alloc_mw,
 	.alloc_parent_domain = sib_alloc_parent_domain,
 	.alloc_pd = sib_alloc_pd,
@@ -365,6 +366,8 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.destroy_srq = sib_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sib_free_context,
+	.free_dm = sib_free_dm,
+	.import_dm = sib_import_dm,
 	.import_mr = sib_import_mr,
 	.import_pd = sib_import_pd,
 	.modify_qp = sib_modify_qp,
@@ -378,10 +381,12 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.query_qp = sib_query_qp,
 	.query_rt_values = sib_query_rt_values,
 	.query_srq = sib_query_srq,
+	.reg_dm_mr = sib_reg_dm_mr,
 	.reg_mr = sib_reg_mr,
 	.req_notify_cq = sib_req_notify_cq,
 	.rereg_mr = sib_rereg_mr,
 	.resize_cq = sib_resize_cq,
+	.unimport_dm = sib_unimport_dm,
 	.unimport_mr = sib_unimport_mr,
 	.unimport_pd = sib_unimport_pd,
 };

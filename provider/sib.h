@@ -365,6 +365,16 @@ int sib_dealloc_mw(struct ibv_mw *mw);
 int sib_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 		struct ibv_mw_bind *mw_bind);
 
+/* sib_dm.c */
+struct ibv_dm *sib_alloc_dm(struct ibv_context *ibctx,
+			    struct ibv_alloc_dm_attr *attr);
+int sib_free_dm(struct ibv_dm *ibdm);
+struct ibv_dm *sib_import_dm(struct ibv_context *ibctx, uint32_t dm_handle);
+void sib_unimport_dm(struct ibv_dm *ibdm);
+struct ibv_mr *sib_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+			     uint64_t dm_offset, size_t length,
+			     unsigned int access);
+
 /* sib_cq.c */
 struct ibv_cq *sib_create_cq(struct ibv_context *ibctx, int cqe,
 			     struct ibv_comp_channel *channel,

@@ -40,12 +40,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl.h>
 
 #ifndef SIB_IBVERBS_PABI_VERSION
 #error "SIB_IBVERBS_PABI_VERSION is not set: build through provider/Makefile"
@@ -203,6 +206,11 @@ static inline struct verbs_mr *verbs_get_mr(struct ibv_mr *mr)
 {
 	return container_of(mr, struct verbs_mr, ibv_mr);
 }
+
+struct verbs_dm {
+	struct ibv_dm dm;
+	uint32_t handle;
+};
 
 struct verbs_srq {
 	struct ibv_srq srq;
@@ -622,6 +630,94 @@ int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 struct ibv_command_buffer;
 int ibv_cmd_query_context(struct ibv_context *ctx,
 			  struct ibv_command_buffer *driver);
+/*
+ * ioctl() command buffers (rdma-core's private cmd_ioctl.h): a block of
+ * attributes, from hdr.attrs to next_attr, that an ibv_cmd_*() call
+ * appends to its own (a "link", when it takes one), or that
+ * execute_ioctl() sends as a command of its own. Same layout in v44 and
+ * v65.
+ */
+struct ibv_command_buffer {
+	struct ibv_command_buffer *next;
+	struct ib_uverbs_attr *next_attr;
+	struct ib_uverbs_attr *last_attr;
+	uint8_t uhw_in_idx;
+	uint8_t uhw_out_idx;
+	uint8_t uhw_in_headroom_dwords;
+	uint8_t uhw_out_headroom_dwords;
+	uint8_t buffer_error:1;
+	uint8_t fallback_require_ex:1;
+	uint8_t fallback_ioctl_only:1;
+	struct ib_uverbs_ioctl_hdr hdr;
+};
+
+#define SIB_UHW_NO_INDEX	0xff
+
+/*
+ * SIB_CMD_BUFFER(name, object, method, n): a command buffer named name
+ * on the stack, for object_id object and method_id method, with room for
+ * n attributes, filled with sib_cmd_attr_*().
+ */
+#define SIB_CMD_BUFFER(name, object, method, n)                                \
+	uint64_t name##_store[(sizeof(struct ibv_command_buffer) +             \
+			       (n) * sizeof(struct ib_uverbs_attr) + 7) / 8];  \
+	struct ibv_command_buffer *name =                                      \
+		sib_cmd_init((void *)name##_store, object, method, n)
+
+static inline struct ibv_command_buffer *
+sib_cmd_init(struct ibv_command_buffer *cmd, uint16_t object_id,
+	     uint16_t method_id, unsigned int num_attrs)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->hdr.object_id = object_id;
+	cmd->hdr.method_id = method_id;
+	cmd->uhw_in_idx = SIB_UHW_NO_INDEX;
+	cmd->uhw_out_idx = SIB_UHW_NO_INDEX;
+	cmd->next_attr = cmd->hdr.attrs;
+	cmd->last_attr = cmd->hdr.attrs + num_attrs;
+	return cmd;
+}
+
+/* The next attribute, mandatory; a full buffer fails the command. */
+static inline struct ib_uverbs_attr *
+sib_cmd_next_attr(struct ibv_command_buffer *cmd, uint16_t attr_id)
+{
+	static struct ib_uverbs_attr sink;
+	struct ib_uverbs_attr *attr;
+
+	if (cmd->next_attr >= cmd->last_attr) {
+		cmd->buffer_error = 1;
+		return &sink;
+	}
+	attr = cmd->next_attr++;
+	memset(attr, 0, sizeof(*attr));
+	attr->attr_id = attr_id;
+	attr->flags = UVERBS_ATTR_F_MANDATORY;
+	return attr;
+}
+
+/* A UVERBS_ATTR_TYPE_PTR_OUT attribute: the kernel writes *ptr. */
+static inline void sib_cmd_attr_out(struct ibv_command_buffer *cmd,
+				    uint16_t attr_id, void *ptr, size_t len)
+{
+	struct ib_uverbs_attr *attr = sib_cmd_next_attr(cmd, attr_id);
+
+	if (len > UINT16_MAX)
+		cmd->buffer_error = 1;
+	attr->len = len;
+	attr->data = (uintptr_t)ptr;
+}
+
+/* A UVERBS_ATTR_TYPE_IDR attribute naming an existing object. */
+static inline void sib_cmd_attr_in_obj(struct ibv_command_buffer *cmd,
+				       uint16_t attr_id, uint32_t handle)
+{
+	sib_cmd_next_attr(cmd, attr_id)->data = handle;
+}
+
+/* Sends cmd (and its links); 0 or an errno value. */
+int execute_ioctl(struct ibv_context *context, struct ibv_command_buffer *cmd);
+
 /* UVERBS_METHOD_QUERY_MR: keys and length of MR mr_handle, as imported. */
 int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
 		     uint32_t mr_handle);
@@ -636,6 +732,15 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+/* Device memory; link: driver attributes, or NULL. */
+int ibv_cmd_alloc_dm(struct ibv_context *ctx,
+		     const struct ibv_alloc_dm_attr *dm_attr,
+		     struct verbs_dm *dm, struct ibv_command_buffer *link);
+int ibv_cmd_free_dm(struct verbs_dm *dm);
+int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
+		      uint64_t offset, size_t length, unsigned int access,
+		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
 
 int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
@@ -848,6 +953,13 @@ sib_static_size(struct ibv_mr, 48);
 sib_static_size(struct verbs_mr, 56);
 sib_static_offset(struct verbs_mr, mr_type, 48);
 sib_static_offset(struct verbs_mr, access, 52);
+sib_static_size(struct ibv_dm, 32);
+sib_static_size(struct verbs_dm, 40);
+sib_static_offset(struct verbs_dm, handle, 32);
+sib_static_size(struct ib_uverbs_attr, 16);
+sib_static_size(struct ibv_command_buffer, 56);
+sib_static_offset(struct ibv_command_buffer, uhw_in_idx, 24);
+sib_static_offset(struct ibv_command_buffer, hdr, 32);
 sib_static_size(struct ibv_srq, 128);
 sib_static_size(struct verbs_srq, 160);
 sib_static_offset(struct verbs_srq, srq_type, 128);

@@ -89,6 +89,13 @@ enum sib_ucontext_caps {
 	 * WQE fails with IB_WC_LOC_QP_OP_ERR.
 	 */
 	SIB_UCTX_CAP_FLUSH = 1 << 6,
+	/*
+	 * The kernel implements device memory (see "Device memory" below):
+	 * UVERBS_METHOD_DM_ALLOC takes SIB_ATTR_ALLOC_DM_RESP, and
+	 * SIB_METHOD_DM_QUERY exists. Without this bit a provider offers no
+	 * device memory (the kernel has no alloc_dm and answers EOPNOTSUPP).
+	 */
+	SIB_UCTX_CAP_DM = 1 << 7,
 };
 
 enum sib_ucontext_req_flags {
@@ -140,6 +147,51 @@ enum sib_db_op {
 struct sib_db_req {
 	__u32 qpn;
 	__u32 op;		/* enum sib_db_op */
+};
+
+/*
+ * ---------------------------------------------------------------------
+ * Device memory (SIB_UCTX_CAP_DM)
+ *
+ * A device memory allocation (ibv_alloc_dm) is a set of zeroed kernel
+ * pages that the device owns, as many as its length rounded up to
+ * pages. The process reaches it through mmap(cmd_fd, mmap_offset) of
+ * exactly mmap_size bytes, MAP_SHARED; the device reaches it through the
+ * zero-based MRs registered on it (ibv_reg_dm_mr). Byte 0 of the
+ * allocation is the first byte of the mapping, so any log_align_req up
+ * to the page shift is met; a larger one is refused (EINVAL).
+ *
+ * The kernel returns struct sib_dm_info in a driver attribute of ib_core's
+ * UVERBS_METHOD_DM_ALLOC (SIB_ATTR_ALLOC_DM_RESP, mandatory), and again
+ * for an existing allocation of the context through the driver method
+ * SIB_METHOD_DM_QUERY of UVERBS_OBJECT_DM (for ibv_import_dm()).
+ *
+ * Driver attribute and method ids live in the driver namespace of the
+ * uverbs ioctl interface: SIB_UVERBS_ID_DRIVER_NS is
+ * 1 << UVERBS_ID_NS_SHIFT of <rdma/rdma_user_ioctl_cmds.h>.
+ */
+#define SIB_UVERBS_ID_DRIVER_NS	0x1000
+
+enum sib_dm_alloc_attrs {
+	/* PTR_OUT, struct sib_dm_info */
+	SIB_ATTR_ALLOC_DM_RESP = SIB_UVERBS_ID_DRIVER_NS,
+};
+
+enum sib_dm_methods {
+	SIB_METHOD_DM_QUERY = SIB_UVERBS_ID_DRIVER_NS,
+};
+
+enum sib_dm_query_attrs {
+	/* IDR, UVERBS_OBJECT_DM, read access: the allocation */
+	SIB_ATTR_QUERY_DM_HANDLE = SIB_UVERBS_ID_DRIVER_NS,
+	/* PTR_OUT, struct sib_dm_info */
+	SIB_ATTR_QUERY_DM_RESP,
+};
+
+struct sib_dm_info {
+	__aligned_u64 mmap_offset;	/* for mmap() on the command file */
+	__aligned_u64 mmap_size;	/* bytes to map: length, page aligned */
+	__aligned_u64 length;		/* bytes of the allocation */
 };
 
 /* alloc_pd: the PD number, for diagnostics. */

@@ -15,6 +15,7 @@
 
 #include "sib.h"
 #include "sib_mkey.h"
+#include "sib_mw.h"
 
 /* Indices 1..SIB_MEM_MAX_INDEX; each kind is counted separately. */
 #define SIB_MEM_MAX_INDEX	(SIB_MAX_MR + SIB_MAX_MW)

@@ -15,6 +15,7 @@
 #include "sib.h"
 #include "sib_dm.h"
 #include "sib_mkey.h"
+#include "sib_mw.h"
 
 /*
  * Flags a registration accepts; the optional range is ignored. A FLUSH

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib: memory regions (MRs) and memory windows (MWs); the key lookup and
- * the copy API that the packet engines use are sib_mkey.h's and
- * sib_copy.h's.
+ * sib: memory regions (MRs), and the key table that MRs and memory
+ * windows share; windows are sib_mw.h's, the key lookup and the copy API
+ * that the packet engines use are sib_mkey.h's and sib_copy.h's.
  * Documentation/memory.md explains the rules for users; this header
  * states the contract for the rest of the driver.
  *
@@ -172,49 +172,6 @@ struct sib_mr {
 	struct rcu_head rcu;
 };
 
-/**
- * struct sib_mw_ent - the part of a window that the key table points to;
- * allocated by sib and freed with kfree_rcu, because ib_core frees
- * struct sib_mw itself with no grace period.
- * @mk:		key table header
- * @type:	IB_MW_TYPE_1 or IB_MW_TYPE_2; constant
- * @pd:		the window's PD; constant
- * @lock:	guards every field below; taken with irqsave. Nests
- *		outside sib_mr.lock.
- * @state:	enum sib_mem_state (BUSY: being deallocated)
- * @key:	current rkey
- * @mr:		the MR bound to, counted in its num_mw; NULL when unbound
- * @addr:	first MR address covered by the window
- * @length:	bytes in the window
- * @access:	IB_ACCESS_REMOTE_* and IB_ZERO_BASED
- * @qpn:	type 2: the QP the window is bound to
- * @rcu:	for kfree_rcu
- */
-struct sib_mw_ent {
-	struct sib_mkey mk;
-	u8 type;
-	struct ib_pd *pd;
-	spinlock_t lock;	/* see above */
-	u8 state;
-	u32 key;
-	struct sib_mr *mr;
-	u64 addr;
-	u64 length;
-	u32 access;
-	u32 qpn;
-	struct rcu_head rcu;
-};
-
-/**
- * struct sib_mw - a memory window
- * @ib_mw:	the ib_core object; must stay first (allocated by ib_core)
- * @ent:	the key table entry
- */
-struct sib_mw {
-	struct ib_mw ib_mw;
-	struct sib_mw_ent *ent;
-};
-
 static inline struct sib_mr *to_smr(struct ib_mr *ib_mr)
 {
 	return container_of(ib_mr, struct sib_mr, ib_mr);
@@ -228,25 +185,6 @@ static inline bool sib_mr_has_pages(const struct sib_mr *mr)
 {
 	return mr->mr_kind == SIB_MR_USER || mr->mr_kind == SIB_MR_DM;
 }
-
-static inline struct sib_mw *to_smw(struct ib_mw *ib_mw)
-{
-	return container_of(ib_mw, struct sib_mw, ib_mw);
-}
-
-/**
- * sib_mw_bind() - execute a BIND_MW send WQE
- * @sdev:	the device
- * @qp_pd:	the posting QP's PD
- * @qpn:	the posting QP's number (recorded by a type-2 bind)
- * @wqe:	the WQE, already copied to kernel memory
- *
- * Context: any, no sleeping.
- * Return: 0, or -EINVAL/-EACCES/-ERANGE; complete the WQE with
- * IB_WC_MW_BIND_ERR on error.
- */
-int sib_mw_bind(struct sib_dev *sdev, struct ib_pd *qp_pd, u32 qpn,
-		const struct sib_send_wqe *wqe);
 
 /**
  * sib_mem_invalidate() - LOCAL_INV or SEND_WITH_INV of an rkey
@@ -298,7 +236,7 @@ int sib_mr_fast_reg(struct sib_dev *sdev, struct ib_pd *pd,
 struct ib_mr *sib_mr_reg_dm(struct ib_pd *pd, struct sib_dm_mem *mem,
 			    u64 offset, u64 length, int access);
 
-/* ib_device_ops (sib_mr.c, sib_mw.c) */
+/* ib_device_ops (sib_mr.c) */
 struct ib_mr *sib_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 			      u64 iova, int access, SIB_REG_USER_MR_DMAH
@@ -311,25 +249,13 @@ struct ib_mr *sib_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset);
-int sib_alloc_mw(struct ib_mw *ib_mw, struct ib_udata *udata);
-int sib_dealloc_mw(struct ib_mw *ib_mw);
-
-/* sib_mw.c, for sib_mkey.c and sib_mr.c */
-int sib_mw_resolve(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn, u32 key,
-		   u64 iova, u64 len, int need, u64 *mr_iova,
-		   struct sib_mr **mrp);
-int sib_mw_invalidate(struct sib_mw_ent *mw, struct ib_pd *pd, u32 qpn,
-		      u32 key);
 
 #define SIB_MR_DEV_OPS							\
 	.alloc_mr = sib_alloc_mr,					\
-	.alloc_mw = sib_alloc_mw,					\
-	.dealloc_mw = sib_dealloc_mw,					\
 	.dereg_mr = sib_dereg_mr,					\
 	.get_dma_mr = sib_get_dma_mr,					\
 	.map_mr_sg = sib_map_mr_sg,					\
 	.reg_user_mr = sib_reg_user_mr,					\
-	.rereg_user_mr = sib_rereg_user_mr,				\
-	INIT_RDMA_OBJ_SIZE(ib_mw, sib_mw, ib_mw),
+	.rereg_user_mr = sib_rereg_user_mr,
 
 #endif /* SIB_MR_H */

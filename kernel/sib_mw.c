@@ -12,6 +12,7 @@
 
 #include "sib.h"
 #include "sib_mkey.h"
+#include "sib_mw.h"
 
 /* Rights a bind may grant. */
 #define SIB_MW_ACCESS_OK	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE | \

@@ -8,6 +8,7 @@
  */
 #include "sib_comp.h"
 #include "sib_copy.h"
+#include "sib_mw.h"
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"

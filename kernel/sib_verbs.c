@@ -16,6 +16,7 @@
 #include "sib_dm.h"
 #include "sib_main.h"
 #include "sib_mcast.h"
+#include "sib_mw.h"
 #include "sib_post.h"
 #include "sib_qp.h"
 #include "sib_res.h"
@@ -519,6 +520,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_port = sib_query_port,
 	.query_ucontext = sib_query_ucontext,
 	SIB_MR_DEV_OPS
+	SIB_MW_DEV_OPS
 	SIB_DM_DEV_OPS
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sib_ah, ib_ah),

@@ -344,6 +344,65 @@ static void mw_undo(struct fs_env *e, void *obj, bool made)
 		ibv_dealloc_mw(obj);
 }
 
+/* 64 KiB of device memory: 16 page allocations, any of which may fail. */
+#define FS_DM_LEN	(64 * 1024)
+
+static int dm_make(struct fs_env *e, void **obj)
+{
+	struct ibv_alloc_dm_attr a = { .length = FS_DM_LEN };
+
+	*obj = ibv_alloc_dm(e->ctx, &a);
+	return errno_of(*obj);
+}
+
+static void dm_undo(struct fs_env *e, void *obj, bool made)
+{
+	if (made)
+		ibv_free_dm(obj);
+}
+
+/* ibv_reg_dm_mr over an allocation made beforehand. */
+struct fs_dm_mr {
+	struct ibv_dm *dm;
+	struct ibv_mr *mr;
+};
+
+static int dm_mr_prep(struct fs_env *e, void **obj)
+{
+	struct ibv_alloc_dm_attr a = { .length = FS_DM_LEN };
+	struct fs_dm_mr *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->dm = ibv_alloc_dm(e->ctx, &a);
+	if (!d->dm) {
+		free(d);
+		return -errno;
+	}
+	*obj = d;
+	return 0;
+}
+
+static int dm_mr_make(struct fs_env *e, void **obj)
+{
+	struct fs_dm_mr *d = *obj;
+
+	d->mr = ibv_reg_dm_mr(e->pd, d->dm, 0, FS_DM_LEN,
+			      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	return errno_of(d->mr);
+}
+
+static void dm_mr_undo(struct fs_env *e, void *obj, bool made)
+{
+	struct fs_dm_mr *d = obj;
+
+	if (made)
+		ibv_dereg_mr(d->mr);
+	ibv_free_dm(d->dm);
+	free(d);
+}
+
 static int ah_make(struct fs_env *e, void **obj)
 {
 	struct ibv_ah_attr a = {
@@ -622,6 +681,8 @@ SWEEP(create_srq, .make = srq_make, .undo = srq_undo)
 SWEEP(modify_qp, .prep = modify_prep, .make = modify_make, .undo = modify_undo)
 SWEEP(reg_mr, .make = mr_make, .undo = mr_undo)
 SWEEP(alloc_mw, .make = mw_make, .undo = mw_undo)
+SWEEP(alloc_dm, .make = dm_make, .undo = dm_undo)
+SWEEP(reg_dm_mr, .prep = dm_mr_prep, .make = dm_mr_make, .undo = dm_mr_undo)
 SWEEP(create_ah, .make = ah_make, .undo = ah_undo)
 SWEEP(open_device, .prep = open_prep, .make = open_make, .undo = open_undo)
 SWEEP(link_add, .make = link_make, .undo = link_undo, .gone = link_gone,

@@ -228,16 +228,12 @@ TEST_F(dev, pd_alloc_free)
 
 TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 {
-	struct ibv_alloc_dm_attr dm = { .length = 4096 };
 	struct ibv_xrcd_init_attr xrcd = {
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 		.fd = -1,
 		.oflags = O_CREAT,
 	};
 
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_alloc_dm(self->ctx, &dm));
-	EXPECT_EQ(EOPNOTSUPP, errno);
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_open_xrcd(self->ctx, &xrcd));
 	EXPECT_EQ(EOPNOTSUPP, errno);

@@ -34,6 +34,9 @@
 #   make provider-sid, make selftests-sid
 #                     the provider and the selftests built inside the sid root
 #                     (scripts/sid-root) against its rdma-core, in .build/sid/
+#   make provider-trixie, make selftests-trixie
+#                     the same in the trixie root (scripts/sid-root --suite
+#                     trixie; rdma-core 56), in .build/trixie/
 #
 # KDIR is the kernel build directory; by default the newest installed one.
 # KVER=SERIES (e.g. KVER=6.12) picks the private headers of a Debian kernel
@@ -106,7 +109,8 @@ VERSION := $(shell cat $(TOP)/VERSION)
 DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
-.PHONY: all module kverbs provider provider-sid selftests selftests-sid smbdirect setup check \
+.PHONY: all module kverbs provider provider-sid provider-trixie selftests selftests-sid \
+	selftests-trixie smbdirect setup check \
 	check-smoke check-matrix check-debug soak-debug run lab bench fuzz load install checkpatch clean ksrc \
 	dkms-src dkms-install dkms-uninstall deb check-packages
 
@@ -129,25 +133,30 @@ kverbs:
 provider:
 	$(MAKE) -C provider
 
-# The provider and the selftests against the newest sid root's rdma-core
-# (scripts/sid-root; rdma-core 65 today, private ABI 65), built inside it:
-# .build/sid/provider/libsib-rdmav<PABI>.so and .build/sid/selftests/.
+# The provider and the selftests against another Debian suite's rdma-core,
+# built inside that suite's newest root (scripts/sid-root --suite SUITE):
+# .build/SUITE/provider/libsib-rdmav<PABI>.so and .build/SUITE/selftests/.
+# sid: rdma-core 65, private ABI 65; trixie: rdma-core 56, private ABI 34.
 # They run inside the root too: scripts/sid-root --run DIR -- ...
-# (Documentation/kernels.md, "Debian sid").
-SID_DIR = $(shell $(TOP)/scripts/sid-root --print 2>/dev/null)
+# (Documentation/kernels.md, "Debian sid" and "Debian 13 trixie").
+ROOT_SUITES := sid trixie
+# root_dir SUITE: the newest root of SUITE, or a hint on stderr and failure
+root_dir = $(TOP)/scripts/sid-root --suite $(1) --print
+# how a new machine makes it
+root_setup = scripts/setup $(if $(filter sid,$(1)),--kernel sid,--root $(1))
 
-provider-sid:
-	@test -n "$(SID_DIR)" || { \
-	  echo "error: no sid root; run scripts/setup --kernel sid" >&2; exit 1; }
-	$(TOP)/scripts/sid-root --run $(SID_DIR) -- \
-	  $(MAKE) -C $(TOP)/provider O=$(TOP)/.build/sid/provider
+$(addprefix provider-,$(ROOT_SUITES)): provider-%:
+	@dir=$$($(call root_dir,$*)) || { \
+	  echo "error: no $* root; run $(call root_setup,$*)" >&2; exit 1; }; \
+	set -x; $(TOP)/scripts/sid-root --run $$dir -- \
+	  $(MAKE) -C $(TOP)/provider O=$(TOP)/.build/$*/provider
 
-selftests-sid: $(KSRC_STAMP)
-	@test -n "$(SID_DIR)" || { \
-	  echo "error: no sid root; run scripts/setup --kernel sid" >&2; exit 1; }
-	$(TOP)/scripts/sid-root --run $(SID_DIR) -- \
+$(addprefix selftests-,$(ROOT_SUITES)): selftests-%: $(KSRC_STAMP)
+	@dir=$$($(call root_dir,$*)) || { \
+	  echo "error: no $* root; run $(call root_setup,$*)" >&2; exit 1; }; \
+	set -x; $(TOP)/scripts/sid-root --run $$dir -- \
 	  $(MAKE) -C $(TOP)/selftests KSFT_DIR=$(KSRC)/tools/testing/selftests \
-	    OUT=$(TOP)/.build/sid/selftests
+	    OUT=$(TOP)/.build/$*/selftests
 
 $(KSRC_STAMP):
 	@test -n "$(KSRC_TAR)" || { \

@@ -10,13 +10,15 @@
  * SIB_IBVERBS_PABI_VERSION (given by provider/Makefile, which reads it
  * from the libibverbs it builds against) picks one of two layouts:
  *
- *   34  rdma-core v44 (Debian 12). v37.0 .. v56.x all export
- *       IBVERBS_PRIVATE_34 with the same driver.h structures, but the
- *       public struct ibv_qp_ex inside struct verbs_qp has 20 operations
- *       before v44 and 22 from v45 (wr_flush), so only v44 passes the
- *       verbs_qp checks below. v34.x, v35.x and v36.x share the PABI
- *       number but differ in layout or lack __verbs_log; the Makefile
- *       refuses to build against them.
+ *   34  rdma-core v44 (Debian 12) and v56 (Debian 13). v37.0 .. v56.x
+ *       all export IBVERBS_PRIVATE_34 with the same driver.h structures,
+ *       but the public struct ibv_qp_ex inside struct verbs_qp has 20
+ *       operations before v44, 21 in v44 (wr_atomic_write) and 22 from
+ *       v45 (wr_flush): the verbs_qp checks below follow
+ *       SIB_HAVE_WR_FLUSH (the Makefile's verbs.h probe), so v44 and
+ *       v45..v56 pass them and v37..v43 do not. v34.x, v35.x and v36.x
+ *       share the PABI number but differ in layout or lack __verbs_log;
+ *       the Makefile refuses to build against them.
  *   65  rdma-core v65.x (since v57 every release has a PABI of its own).
  *       Against 34: 17 more context operations (DMA handles, buffers,
  *       completion counters, reg_mr_ex, query_port_speed,
@@ -934,7 +936,10 @@ sib_static_offset(struct verbs_device, sysfs, 696);
 sib_static_offset(struct verbs_device, core_support, 704);
 
 sib_static_size(struct verbs_xrcd, 16);
-#if SIB_PABI65
+#if SIB_PABI65 && !defined(SIB_HAVE_WR_FLUSH)
+#error "private ABI 65 (rdma-core v65) without ibv_wr_flush() in verbs.h"
+#endif
+#ifdef SIB_HAVE_WR_FLUSH
 /* ibv_qp_ex has wr_flush() (rdma-core v45 on): 22 operations, not 21 */
 sib_static_size(struct verbs_qp, 376);
 sib_static_offset(struct verbs_qp, comp_mask, 360);

@@ -324,11 +324,16 @@ static void ulp_cleanup(void)
 	shq("for f in /dev/nvme*; do [ -f \"$f\" ] && rm -f \"$f\"; done");
 	shq("echo 0 > " SUBSYS "/namespaces/1/enable; "
 	    "rmdir " SUBSYS "/namespaces/1; rmdir " SUBSYS);
-	shq("rmmod brd");
+	/*
+	 * Each bounded: after rdma_rxe kept a reference to a deleted netdev
+	 * (remove_under_fio()), unloading it waits for that netdev forever,
+	 * and a cleanup that hangs would cost the test its timeout.
+	 */
+	shq("timeout -k 5 60 rmmod brd");
 	shq("timeout -k 5 60 rdma link del rxe_ulp");
 	sib_delete_all();
-	shq("rmmod rdma_rxe");
-	shq("ip link del " VETH);
+	shq("timeout -k 5 60 rmmod rdma_rxe");
+	shq("timeout -k 5 60 ip link del " VETH);
 }
 
 FIXTURE(ulp) {

@@ -249,6 +249,11 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	struct sib_qp *qp = to_sqp(ib_qp);
 	struct sib_dev *sdev = qp->sdev;
 
+	/*
+	 * Honour the doorbells rung before the destroy: a NIC has sent
+	 * what it was told of by the time its firmware destroys the QP.
+	 */
+	sib_qp_run_out(qp);
 	xa_erase(&sdev->qp_xa, sib_qpn(qp));
 	WRITE_ONCE(qp->destroying, true);
 	/* Wait for every lookup in flight (packet delivery) to end. */

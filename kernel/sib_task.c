@@ -386,6 +386,45 @@ void sib_qp_run_sync(struct sib_qp *qp)
 	sib_qp_drive(qp);
 }
 
+/* How long sib_qp_run_out() retries engines that cannot send yet */
+#define SIB_RUN_OUT_MS	100
+
+/**
+ * sib_qp_run_out - let a QP that can send execute what its SQ holds
+ * @qp: the QP, about to be destroyed or to lose an AH its WQEs name
+ *
+ * Process context, holding no engine. A NIC has fetched and sent what
+ * a doorbell told it of by the time its firmware destroys the QP, or
+ * the address handle a datagram names (it copies the address vector
+ * into the WQE), and programs count on it: rdma-core's mckey posts its
+ * datagrams, then destroys its AH and its QP without waiting for a
+ * completion. On sib, the posts of a streak go without doorbells while
+ * kpoll promises that a worker runs the engines, and that worker may
+ * not have had a CPU yet. So the engines run here, in the caller: what
+ * the SQ holds goes out, and the sends that need an answer (RC) get
+ * none. Engines held back by a full receive backlog (sib_wire_busy())
+ * or out of passes run again a jiffy later, for up to SIB_RUN_OUT_MS.
+ */
+void sib_qp_run_out(struct sib_qp *qp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SIB_RUN_OUT_MS);
+	enum ib_qp_state state;
+
+	might_sleep();
+	for (;;) {
+		state = sib_qp_state(qp);
+		if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+			return;
+		sib_qp_run_sync(qp);
+		if (!READ_ONCE(qp->tx_held) &&
+		    !test_bit(SIB_QP_PENDING, &qp->events))
+			return;
+		if (time_after(jiffies, end))
+			return;
+		schedule_timeout_uninterruptible(1);
+	}
+}
+
 void sib_qp_work(struct work_struct *work)
 {
 	struct sib_qp *qp = container_of(work, struct sib_qp, work);

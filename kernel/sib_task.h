@@ -53,6 +53,7 @@ bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp);
 void sib_qp_sched(struct sib_qp *qp);
 void sib_qp_kick(struct sib_qp *qp);
 void sib_qp_run_sync(struct sib_qp *qp);
+void sib_qp_run_out(struct sib_qp *qp);
 void sib_qp_doorbell(struct sib_qp *qp, bool rq, bool stream);
 void sib_qp_work(struct work_struct *work);
 void sib_qp_async_work(struct work_struct *work);

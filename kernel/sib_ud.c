@@ -21,6 +21,7 @@
 #include "sib_qp.h"
 #include "sib_req.h"
 #include "sib_resp.h"
+#include "sib_task.h"
 #include "sib_ud.h"
 
 #define SIB_GRH_LEN	40
@@ -74,11 +75,35 @@ err:
 	return ret;
 }
 
+/*
+ * The UD QPs of @pd send what they hold before an AH goes: a send WQE
+ * names its AH by number, resolved when it is sent, while a NIC copies
+ * the address vector into the WQE at the post, so that destroying the
+ * AH right after posting (as rdma-core's mckey does) loses nothing.
+ */
+static void sib_ah_run_out(struct sib_dev *sdev, struct ib_pd *pd)
+{
+	struct sib_qp *qp;
+	unsigned long qpn;
+	void *entry;
+
+	xa_for_each(&sdev->qp_xa, qpn, entry) {
+		qp = sib_qp_get(sdev, qpn);
+		if (!qp)
+			continue;
+		if (sib_qp_type(qp) == IB_QPT_UD && qp->ib_qp.pd == pd)
+			sib_qp_run_out(qp);
+		sib_qp_put(qp);
+	}
+}
+
 int sib_destroy_ah(struct ib_ah *ib_ah, u32 flags)
 {
 	struct sib_dev *sdev = to_sdev(ib_ah->device);
 	struct sib_ah *ah = to_sah(ib_ah);
 
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
+		sib_ah_run_out(sdev, ib_ah->pd);
 	xa_erase(&sdev->ah_xa, ah->ah_num);
 	/* The requester may be copying the AV under RCU (any context). */
 	kfree_rcu(ah->entry, rcu);

@@ -392,7 +392,12 @@ TEST_F_TIMEOUT(cm, mckey, 300)
 		       " -b " IP4B " -C 20 -S 512 -s");
 	if (ret)
 		sh("sed 's/^/# receiver: /' " MCKEY_RX_LOG "; "
-		   "rdma statistic show link sibA/1 | sed 's/^/# /'");
+		   "rdma statistic show link sibA/1 | sed 's/^/# /'; "
+		   "rdma statistic show link sibB/1 | sed 's/^/# /'; "
+		   "ip -n " NSA " -s link show sibca | sed 's/^/# A /'; "
+		   "ip -n " NSB " -s link show sibcb | sed 's/^/# B /'; "
+		   "ip netns exec " NSA " nstat -as | grep -Ei 'udp|mc|drop|ipin' | sed 's/^/# A /'; "
+		   "ip -n " NSA " maddr show dev sibca | sed 's/^/# A /'");
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " MCKEY_RX_LOG));
 	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " LOG));

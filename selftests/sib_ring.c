@@ -618,6 +618,34 @@ TEST_F(ring, kpoll_honoured)
 	EXPECT_EQ(0u, __atomic_load_n(&h->kpoll, __ATOMIC_ACQUIRE));
 }
 
+/*
+ * A destroy honours what the process posted before it: a WRITE posted
+ * while kpoll reads 1 (no doorbell: the engines were promised to look)
+ * executes when QP 0 is destroyed right after, as a NIC has sent what
+ * it was told of by then. rdma-core's mckey counts on it: it posts its
+ * datagrams and destroys its QP without waiting for a completion.
+ */
+TEST_F(ring, destroy_sends_what_was_posted)
+{
+	struct sib_ring_hdr *h = hdr(&self->h.sq0);
+	struct ibv_sge s = mk_sge(&self->l, 0, 6000);
+	long long db;
+
+	fill_pattern(self->l.p, 6000, 41);
+	memset(self->r.p, 0, 6000);
+	db = sib0_counter("doorbells");
+	ASSERT_LE(0, db);
+	__atomic_store_n(&h->kpoll, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_op(self->h.p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1, 0,
+			     buf_addr(&self->r, 0), self->r.mr->rkey));
+	EXPECT_EQ(db, sib0_counter("doorbells"));
+	EXPECT_EQ(-1, first_not(self->r.p, 6000, 0));
+	ASSERT_EQ(0, ibv_destroy_qp(self->h.p.qp[0]));
+	self->h.p.qp[0] = NULL;
+	EXPECT_SAME(self->r.p, self->l.p, 6000, "write posted before destroy");
+	device_healthy(_metadata, self);
+}
+
 struct kp_poster {
 	pthread_t t;
 	struct ibv_qp *qp;
@@ -1214,6 +1242,68 @@ TEST_F(ring, stream_resize_cq)
 	}
 	TH_LOG("%lld async doorbells", sib0_counter("async_doorbells") - as);
 	EXPECT_LT(0, sib0_counter("async_doorbells") - as);
+}
+
+/*
+ * A UD SEND posted without a doorbell (kpoll forced to 1: the engines
+ * were promised to look) still goes when its AH is destroyed right
+ * after, before the QP is: a NIC copies the address vector into the
+ * WQE at the post, and rdma-core's mckey destroys its AH, then its QP,
+ * right after posting. The receiver gets the datagram, byte for byte.
+ */
+TEST_F(ring, destroy_ah_after_post)
+{
+	struct map before[MAXMAP], after[MAXMAP], nm[MAXMAP];
+	struct ibv_sge s = mk_sge(&self->l, 0, 512);
+	struct ibv_sge rs = mk_sge(&self->r, 0, 40 + 512);
+	struct ibv_qp *rqp = NULL, *sqp = NULL;
+	struct ibv_ah *rah = NULL, *ah = NULL;
+	struct ibv_wc wc[2];
+	struct ibv_cq *cq;
+	int nb, na;
+
+	cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	ASSERT_EQ(0, ud_qp_create(self->pd, cq, self->gid, 4, &rqp, &rah));
+	nb = uverbs_maps(before, MAXMAP);
+	ASSERT_LE(0, nb);
+	ASSERT_EQ(0, ud_qp_create(self->pd, cq, self->gid, 4, &sqp, &ah));
+	na = uverbs_maps(after, MAXMAP);
+	ASSERT_EQ(2, new_maps(before, nb, after, na, nm));
+	ASSERT_EQ(0u, hdr(&nm[0])->prod);
+
+	fill_pattern(self->l.p, 512, 43);
+	memset(self->r.p, 0, 40 + 512);
+	ASSERT_EQ(0, post_recv_sges(rqp, 7, &rs, 1));
+	__atomic_store_n(&hdr(&nm[0])->kpoll, 1, __ATOMIC_SEQ_CST);
+	do {
+		struct ibv_send_wr w = {
+			.wr_id = 8, .sg_list = &s, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { .ah = ah, .remote_qpn = rqp->qp_num,
+				   .remote_qkey = 0x11111111 },
+		}, *bad;
+
+		ASSERT_EQ(0, ibv_post_send(sqp, &w, &bad));
+	} while (0);
+	ASSERT_EQ(1u, hdr(&nm[0])->prod);
+	EXPECT_TRUE(cq_quiet(cq, 200));
+	ASSERT_EQ(0, ibv_destroy_ah(ah));
+	ASSERT_EQ(2, poll_n(cq, wc, 2, WAIT_MS));
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc[i].status);
+		if (wc[i].wr_id == 7) {
+			EXPECT_EQ(40u + 512, wc[i].byte_len);
+		} else {
+			EXPECT_EQ(8u, wc[i].wr_id);
+		}
+	}
+	EXPECT_NE(wc[0].wr_id, wc[1].wr_id);
+	EXPECT_SAME((uint8_t *)self->r.p + 40, self->l.p, 512, "datagram");
+	EXPECT_EQ(0, ibv_destroy_qp(sqp));
+	EXPECT_EQ(0, ibv_destroy_ah(rah));
+	EXPECT_EQ(0, ibv_destroy_qp(rqp));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
 /*

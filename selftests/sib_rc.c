@@ -27,6 +27,7 @@
 #include "kselftest_harness.h"
 #include "sib_util.h"
 #include "sib_pair_t.h"
+#include "sib_stress_t.h"
 #include "sib_trace.h"
 
 #define BUFSZ	((2u << 20) + 8192)
@@ -1429,244 +1430,24 @@ TEST_F(rc, fence_atomic_then_send)
 
 /* ---- stress ----------------------------------------------------------------- */
 
-#define NPAIRS	4
-#define SLOTS	16
-#define SLOT	(32 * 1024)
-
-enum { OP_SEND, OP_WRITE, OP_READ, OP_CAS, OP_FADD, NOPK };
-
-struct op_rec {
-	int kind;
-	uint32_t len, seed, slot;
-	uint64_t add, cas_old, cas_new;
-	bool busy;
-};
-
-struct st_pair {
-	struct pair p;
-	struct buf l, r;	/* SLOTS slots each; r also has recv slots */
-	struct op_rec op[SLOTS];
-	uint32_t posted, done, recv_next, recv_done;
-	uint32_t send_fifo[SLOTS], fifo_h, fifo_t;
-	uint64_t cas_val;	/* value of this pair's CAS word */
-};
-
-static uint32_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s >> 11;
-}
-
-static uint32_t rnd_len(uint64_t *s)
-{
-	static const uint32_t edge[] = { 0, 1, 1023, 1024, 1025, 2048, SLOT };
-
-	if (rnd(s) % 4 == 0)
-		return edge[rnd(s) % 7];
-	return rnd(s) % (SLOT + 1);
-}
-
+/*
+ * sib_stress_t.h's engine on sib0 over lo, with no faults: 2400 random
+ * operations on 4 pairs whose PSNs cross the wrap, every byte checked.
+ */
 TEST_F_TIMEOUT(rc, stress_4_pairs, 240)
 {
-	struct st_pair *sp = calloc(NPAIRS, sizeof(*sp));
-	struct buf ctr;
-	uint64_t seed = 0x5eed1234abcdull, sum = 0;
-	uint64_t *origs = calloc(8192, sizeof(uint64_t)), *adds = calloc(8192, 8);
-	uint32_t norig = 0, total = 2400, issued = 0, completed = 0;
-	long deadline = now_ms() + 200000;
+	static const struct xopts xo = {
+		.sq_wr = SLOTS, .rq_wr = SLOTS,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.min_rnr_timer = 1,
+	};
+	struct side s = {
+		.ctx = self->ctx, .pd = self->p.pd, .gid = self->gid,
+		.dev = SIB_DEV,
+	};
+	struct side sides[2] = { s, s };
 
-	ASSERT_NE(NULL, sp);
-	ASSERT_EQ(0, buf_new(&ctr, self->p.pd, 4096, ACC_ALL));
-	for (int k = 0; k < NPAIRS; k++) {
-		struct pair_opts o;
-
-		pair_default_opts(&o);
-		o.sq_wr = SLOTS;
-		o.rq_wr = SLOTS;
-		o.psn[0] = 0xffff00 + k * 0x10;	/* cross the PSN wrap too */
-		ASSERT_EQ(0, pair_create(&sp[k].p, self->ctx, self->p.pd,
-					 self->gid, &o));
-		ASSERT_EQ(0, buf_new(&sp[k].l, self->p.pd, SLOTS * SLOT, ACC_ALL));
-		ASSERT_EQ(0, buf_new(&sp[k].r, self->p.pd, 2 * SLOTS * SLOT + 4096,
-				     ACC_ALL));
-		sp[k].cas_val = 0;
-	}
-	while (completed < total) {
-		ASSERT_GT(deadline, now_ms()) TH_LOG("stuck at %u of %u", completed,
-						     total);
-		for (int k = 0; k < NPAIRS; k++) {
-			struct st_pair *q = &sp[k];
-			struct ibv_wc wc[SLOTS];
-			int n;
-
-			/* Issue into free slots. */
-			while (issued < total && q->posted - q->done < SLOTS) {
-				uint32_t slot = q->posted % SLOTS;
-				struct op_rec *op = &q->op[slot];
-				struct ibv_sge s;
-				int kind = rnd(&seed) % NOPK, ret;
-				uint64_t cas_addr = buf_addr(&q->r, 2 * SLOTS * SLOT);
-
-				memset(op, 0, sizeof(*op));
-				op->kind = kind;
-				op->slot = slot;
-				op->seed = rnd(&seed);
-				op->busy = true;
-				if (kind <= OP_READ) {
-					op->len = rnd_len(&seed);
-					s = mk_sge(&q->l, slot * SLOT, op->len);
-				} else {
-					op->len = 8;
-					s = mk_sge(&q->l, slot * SLOT, 8);
-				}
-				switch (kind) {
-				case OP_SEND: {
-					struct ibv_sge rs = mk_sge(&q->r,
-						(SLOTS + slot) * SLOT, SLOT);
-
-					fill_pattern(q->l.p + slot * SLOT,
-						     op->len, op->seed);
-					ASSERT_EQ(0, post_recv_sges(q->p.qp[1],
-								    slot, &rs, 1));
-					ret = post_op(q->p.qp[0], IBV_WR_SEND,
-						      q->posted, &s, 1,
-						      IBV_SEND_SIGNALED, 0, 0);
-					break;
-				}
-				case OP_WRITE:
-					fill_pattern(q->l.p + slot * SLOT,
-						     op->len, op->seed);
-					ret = post_op(q->p.qp[0],
-						      IBV_WR_RDMA_WRITE,
-						      q->posted, &s, 1,
-						      IBV_SEND_SIGNALED,
-						      buf_addr(&q->r, slot * SLOT),
-						      q->r.mr->rkey);
-					break;
-				case OP_READ:
-					fill_pattern(q->r.p + slot * SLOT,
-						     op->len, op->seed);
-					memset(q->l.p + slot * SLOT, 0, op->len);
-					ret = post_op(q->p.qp[0],
-						      IBV_WR_RDMA_READ,
-						      q->posted, &s, 1,
-						      IBV_SEND_SIGNALED,
-						      buf_addr(&q->r, slot * SLOT),
-						      q->r.mr->rkey);
-					break;
-				case OP_CAS:
-					/* Alternate matching and not. */
-					op->cas_old = q->cas_val;
-					op->cas_new = rnd(&seed);
-					ret = post_atomic(q->p.qp[0],
-						IBV_WR_ATOMIC_CMP_AND_SWP,
-						q->posted, &s, IBV_SEND_SIGNALED,
-						cas_addr, q->r.mr->rkey,
-						op->seed & 1 ? q->cas_val :
-						q->cas_val + 1, op->cas_new);
-					if (op->seed & 1)
-						q->cas_val = op->cas_new;
-					break;
-				default:
-					op->add = 1 + rnd(&seed) % 1000;
-					sum += op->add;
-					ret = post_atomic(q->p.qp[0],
-						IBV_WR_ATOMIC_FETCH_AND_ADD,
-						q->posted, &s, IBV_SEND_SIGNALED,
-						buf_addr(&ctr, 0), ctr.mr->rkey,
-						op->add, 0);
-					break;
-				}
-				ASSERT_EQ(0, ret);
-				q->posted++;
-				issued++;
-			}
-			/* Retire completions, in order. */
-			n = ibv_poll_cq(q->p.scq[0], SLOTS, wc);
-			ASSERT_LE(0, n);
-			for (int i = 0; i < n; i++) {
-				struct op_rec *op = &q->op[q->done % SLOTS];
-				uint8_t *lp = q->l.p + op->slot * SLOT;
-
-				ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status)
-					TH_LOG("pair %d op %u kind %d: %s", k,
-					       q->done, op->kind, wcs(wc[i].status));
-				ASSERT_EQ((uint64_t)q->done, wc[i].wr_id);
-				switch (op->kind) {
-				case OP_SEND: {
-					struct ibv_wc rw;
-
-					ASSERT_EQ(1, poll_n(q->p.rcq[1], &rw, 1,
-							    WAIT_MS));
-					ASSERT_EQ(IBV_WC_SUCCESS, rw.status);
-					ASSERT_EQ(op->slot, rw.wr_id);
-					ASSERT_EQ(op->len, rw.byte_len);
-					EXPECT_SAME(q->r.p + (SLOTS + op->slot) * SLOT,
-						    lp, op->len, "send");
-					break;
-				}
-				case OP_WRITE:
-					EXPECT_SAME(q->r.p + op->slot * SLOT, lp,
-						    op->len, "write");
-					break;
-				case OP_READ:
-					EXPECT_SAME(lp, q->r.p + op->slot * SLOT,
-						    op->len, "read");
-					EXPECT_EQ(op->len, wc[i].byte_len);
-					break;
-				case OP_CAS: {
-					uint64_t got = *(uint64_t *)lp;
-
-					EXPECT_EQ(op->cas_old, got);
-					break;
-				}
-				default:
-					origs[norig] = *(uint64_t *)lp;
-					adds[norig++] = op->add;
-					break;
-				}
-				op->busy = false;
-				q->done++;
-				completed++;
-			}
-		}
-	}
-	/* The shared counter is exactly the sum... */
-	EXPECT_EQ(sum, *(uint64_t *)ctr.p);
-	/* ...and every fetch-add saw a distinct value: the intervals
-	 * [orig, orig + add) tile [0, sum) (no add lost or doubled).
-	 */
-	do {
-		uint64_t covered = 0;
-		bool progress = true;
-
-		while (progress && covered < sum) {
-			progress = false;
-			for (uint32_t i = 0; i < norig; i++)
-				if (origs[i] == covered) {
-					covered += adds[i];
-					progress = true;
-				}
-		}
-		EXPECT_EQ(sum, covered);
-	} while (0);
-	for (int k = 0; k < NPAIRS; k++) {
-		EXPECT_EQ(sp[k].cas_val,
-			  *(uint64_t *)(sp[k].r.p + 2 * SLOTS * SLOT));
-		EXPECT_STATE(sp[k].p.qp[0], IBV_QPS_RTS);
-		EXPECT_TRUE(cq_quiet(sp[k].p.rcq[1], 0));
-		pair_destroy(&sp[k].p);
-		buf_free(&sp[k].l);
-		buf_free(&sp[k].r);
-	}
-	TH_LOG("%u operations, %u fetch-adds, counter %llu", completed, norig,
-	       (unsigned long long)sum);
-	buf_free(&ctr);
-	free(sp);
-	free(origs);
-	free(adds);
+	run_stress(_metadata, sides, 2400, 0x5eed1234abcdull, &xo);
 }
 
 /* ---- 128 outstanding READs and atomics ---------------------------------- */

@@ -424,9 +424,15 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	int ret = 0, db_ret;
 
 	if (!qp->sq.ring.buf) {
-		/* A QP created without a send queue: always full. */
+		/*
+		 * A QP created without a send queue: always full; an
+		 * XRC_TGT QP has none to post to.
+		 */
 		*bad_wr = wr;
-		return wr ? (sib_sq_state_ok(ibqp) ? ENOMEM : EINVAL) : 0;
+		if (!wr)
+			return 0;
+		return sib_sq_state_ok(ibqp) &&
+		       ibqp->qp_type != IBV_QPT_XRC_RECV ? ENOMEM : EINVAL;
 	}
 
 	hdr = sib_ring_hdr(&qp->sq.ring);
@@ -1008,6 +1014,9 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
+	/* An XRC_TGT QP has no queue to map and nothing to post to. */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return &qp->vqp.qp;
 
 	/* attr->cap now holds what the kernel granted. */
 	ret = sib_wq_init(ibctx, &qp->sq, &uresp->sq, attr->cap.max_send_wr,

@@ -96,12 +96,14 @@ static struct ibv_qp *ini_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	return ibv_create_qp_ex(ctx, &a);
 }
 
-/* @qp (XRC_INI or XRC_TGT) from RESET to RTS, to QP @dqpn over lo. */
-static int xrc_connect(struct ibv_qp *qp, struct ibv_context *ctx, int gid,
-		       uint32_t dqpn)
+/*
+ * @qp (XRC_INI or XRC_TGT) from RESET to RTS, from GID index @gid to QP
+ * @dqpn at @dgid.
+ */
+static int xrc_connect_to(struct ibv_qp *qp, int gid,
+			  const union ibv_gid *dgid, uint32_t dqpn)
 {
 	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
-	union ibv_gid dgid;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
@@ -111,9 +113,6 @@ static int xrc_connect(struct ibv_qp *qp, struct ibv_context *ctx, int gid,
 	};
 	int ret;
 
-	ret = ibv_query_gid(ctx, 1, gid, &dgid);
-	if (ret)
-		return ret;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
@@ -129,7 +128,7 @@ static int xrc_connect(struct ibv_qp *qp, struct ibv_context *ctx, int gid,
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.grh.sgid_index = gid;
-	a.ah_attr.grh.dgid = dgid;
+	a.ah_attr.grh.dgid = *dgid;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -147,6 +146,17 @@ static int xrc_connect(struct ibv_qp *qp, struct ibv_context *ctx, int gid,
 			     IBV_QP_TIMEOUT |
 			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/* The same, to QP @dqpn of this device over lo. */
+static int xrc_connect(struct ibv_qp *qp, struct ibv_context *ctx, int gid,
+		       uint32_t dqpn)
+{
+	union ibv_gid dgid;
+
+	if (ibv_query_gid(ctx, 1, gid, &dgid))
+		return errno ? errno : EINVAL;
+	return xrc_connect_to(qp, gid, &dgid, dqpn);
 }
 
 /* The whole of struct xrc on @pd (a domain without a file). 0 or errno. */
@@ -636,6 +646,175 @@ TEST_F(xrc, two_processes_share_domain)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(fd);
 	unlink(path);
+}
+
+/* ---- two devices over RoCEv2 ---------------------------------------- */
+
+#define NSA	"sibxA"
+#define NSB	"sibxB"
+#define IP4A	"192.0.2.1"
+#define IP4B	"192.0.2.2"
+
+static void net_down(void)
+{
+	sib_delete_all();
+	shq("ip netns del " NSA);
+	shq("ip netns del " NSB);
+}
+
+/* sibA in namespace A, sibB in B, joined by a veth; IPv4. */
+static int net_up(void)
+{
+	if (module_load())
+		return -1;
+	net_down();
+	return sh("ip netns add " NSA " && ip netns add " NSB " && "
+		  "ip link add sibxa netns " NSA " type veth peer name sibxb netns " NSB " && "
+		  "ip -n " NSA " addr add " IP4A "/24 dev sibxa && "
+		  "ip -n " NSB " addr add " IP4B "/24 dev sibxb && "
+		  "ip -n " NSA " link set sibxa up && ip -n " NSB " link set sibxb up && "
+		  "ip netns exec " NSA " rdma link add sibA type sib netdev sibxa && "
+		  "ip netns exec " NSB " rdma link add sibB type sib netdev sibxb");
+}
+
+/*
+ * The target side (domain, SRQs, TGT QP, memory) on sibA, the XRC_INI QP
+ * on sibB: every XRC packet crosses the veth as RoCEv2.
+ */
+FIXTURE(wire) {
+	struct ibv_context *ca, *cb;
+	struct ibv_pd *pa, *pb;
+	int ga, gb;
+	struct buf l, r;
+	struct xrc x;		/* its ini and scq are on sibB */
+};
+
+FIXTURE_SETUP(wire)
+{
+	struct xrc *x = &self->x;
+	union ibv_gid da, db;
+
+	memset(x, 0, sizeof(*x));
+	ASSERT_EQ(0, net_up());
+	self->ga = wait_gid_index("sibA", IP4A);
+	self->gb = wait_gid_index("sibB", IP4B);
+	ASSERT_LE(0, self->ga);
+	ASSERT_LE(0, self->gb);
+	self->ca = pair_open_dev("sibA");
+	self->cb = pair_open_dev("sibB");
+	ASSERT_NE(NULL, self->ca);
+	ASSERT_NE(NULL, self->cb);
+	self->pa = ibv_alloc_pd(self->ca);
+	self->pb = ibv_alloc_pd(self->cb);
+	ASSERT_NE(NULL, self->pa);
+	ASSERT_NE(NULL, self->pb);
+	ASSERT_EQ(0, buf_new(&self->r, self->pa, BUFSZ, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&self->l, self->pb, BUFSZ, ACC_ALL));
+	x->xrcd = xrcd_open(self->ca, -1, O_CREAT);
+	ASSERT_NE(NULL, x->xrcd);
+	x->rcq = ibv_create_cq(self->ca, 64, NULL, NULL, 0);
+	x->scq = ibv_create_cq(self->cb, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, x->rcq);
+	ASSERT_NE(NULL, x->scq);
+	for (int i = 0; i < NSRQ; i++) {
+		x->srq[i] = xsrq_create(self->ca, self->pa, x->xrcd, x->rcq);
+		ASSERT_NE(NULL, x->srq[i]);
+		ASSERT_EQ(0, ibv_get_srq_num(x->srq[i], &x->srqn[i]));
+	}
+	x->tgt = tgt_create(self->ca, x->xrcd);
+	x->ini = ini_create(self->cb, self->pb, x->scq);
+	ASSERT_NE(NULL, x->tgt);
+	ASSERT_NE(NULL, x->ini);
+	ASSERT_EQ(0, ibv_query_gid(self->ca, 1, self->ga, &da));
+	ASSERT_EQ(0, ibv_query_gid(self->cb, 1, self->gb, &db));
+	ASSERT_EQ(0, xrc_connect_to(x->tgt, self->ga, &db, x->ini->qp_num));
+	ASSERT_EQ(0, xrc_connect_to(x->ini, self->gb, &da, x->tgt->qp_num));
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	xrc_free(&self->x);
+	buf_free(&self->l);
+	buf_free(&self->r);
+	if (self->pa)
+		ibv_dealloc_pd(self->pa);
+	if (self->pb)
+		ibv_dealloc_pd(self->pb);
+	if (self->ca)
+		ibv_close_device(self->ca);
+	if (self->cb)
+		ibv_close_device(self->cb);
+	net_down();
+}
+
+/*
+ * Between two sib devices: SENDs of one and of five packets into two
+ * SRQs, a WRITE, a READ and a fetch-and-add, every byte checked; then an
+ * unknown SRQ number, NAKed across the wire.
+ */
+TEST_F_TIMEOUT(wire, xrc_over_roce, 120)
+{
+	struct xrc *x = &self->x;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint64_t *t;
+
+	memset(self->r.p, 0xee, 4 * SLOT);
+	for (int i = 0; i < 2; i++) {
+		s = mk_sge(&self->r, i * SLOT, SLOT);
+		ASSERT_EQ(0, post_srq_recv_sges(x->srq[i], 10 + i, &s, 1));
+	}
+	fill_pattern(self->l.p, 2 * SLOT, 21);
+	s = mk_sge(&self->l, 0, 5000);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_SEND, 1, &s, x->srqn[1],
+			      0, 0, 0, 0));
+	expect_wc("send", x->scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  x->ini->qp_num, ANY, NULL);
+	expect_wc("recv", x->rcq, 11, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  x->tgt->qp_num, 5000, &wc);
+	EXPECT_SAME(self->r.p + SLOT, self->l.p, 5000, "SEND of 5 packets");
+	s = mk_sge(&self->l, SLOT, 300);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_SEND, 2, &s, x->srqn[0],
+			      0, 0, 0, 0));
+	expect_wc("send", x->scq, 2, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  x->ini->qp_num, ANY, NULL);
+	expect_wc("recv", x->rcq, 10, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  x->tgt->qp_num, 300, &wc);
+	EXPECT_SAME(self->r.p, self->l.p + SLOT, 300, "SEND of 1 packet");
+
+	s = mk_sge(&self->l, 0, 6000);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_RDMA_WRITE, 3, &s, x->srqn[2],
+			      buf_addr(&self->r, 65536), self->r.mr->rkey,
+			      0, 0));
+	expect_wc("write", x->scq, 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  x->ini->qp_num, ANY, NULL);
+	EXPECT_SAME(self->r.p + 65536, self->l.p, 6000, "written");
+	fill_pattern(self->r.p + 131072, 7000, 5);
+	s = mk_sge(&self->l, 131072, 7000);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_RDMA_READ, 4, &s, x->srqn[2],
+			      buf_addr(&self->r, 131072), self->r.mr->rkey,
+			      0, 0));
+	expect_wc("read", x->scq, 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  x->ini->qp_num, 7000, NULL);
+	EXPECT_SAME(self->l.p + 131072, self->r.p + 131072, 7000, "read");
+	t = (uint64_t *)(self->r.p + 262144);
+	*t = 1000;
+	s = mk_sge(&self->l, 262144, 8);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_ATOMIC_FETCH_AND_ADD, 5, &s,
+			      x->srqn[0], buf_addr(&self->r, 262144),
+			      self->r.mr->rkey, 5, 0));
+	expect_wc("fadd", x->scq, 5, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD,
+		  x->ini->qp_num, ANY, NULL);
+	EXPECT_EQ(1000u, *(uint64_t *)(self->l.p + 262144));
+	EXPECT_EQ(1005u, *t);
+	EXPECT_TRUE(cq_quiet(x->rcq, 50));
+
+	s = mk_sge(&self->l, 0, 64);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_SEND, 6, &s, 0xabcdef,
+			      0, 0, 0, 0));
+	expect_wc("send", x->scq, 6, IBV_WC_REM_INV_REQ_ERR, ANY,
+		  x->ini->qp_num, ANY, NULL);
+	EXPECT_STATE_SOON(x->tgt, IBV_QPS_ERR);
 }
 
 SIB_HARNESS_MAIN

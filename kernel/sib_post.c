@@ -181,8 +181,9 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
-	/* XRC QPs have no receive queue: an XRC_TGT QP's SRQs are named
-	 * by its requests, and an XRC_INI QP receives nothing.
+	/*
+	 * XRC QPs have no receive queue: an XRC_TGT QP's SRQs are named by
+	 * its requests, and an XRC_INI QP receives nothing.
 	 */
 	if (sib_qpt_is_xrc(ib_qp->qp_type)) {
 		*bad_wr = wr;

@@ -161,7 +161,8 @@ int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
 			      &sdev->srqn_next, GFP_KERNEL);
 	if (ret < 0)
 		goto err_count;
-	ib_srq->ext.xrc.srq_num = srq->srq_num;
+	if (init->srq_type == IB_SRQT_XRC)
+		ib_srq->ext.xrc.srq_num = srq->srq_num;
 	ret = sib_queue_init(&srq->q, roundup_pow_of_two(attr->max_wr),
 			     sib_recv_slot_size(srq->max_sge));
 	if (ret)

@@ -18,6 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
@@ -745,6 +751,103 @@ FIXTURE_TEARDOWN(wire)
 	if (self->cb)
 		ibv_close_device(self->cb);
 	net_down();
+}
+
+/*
+ * A packet socket on veth end @ifname in namespace @nsname: the IPv4
+ * frames it receives (sib's own transmit path passes packet sockets by,
+ * so each end sees what the other sent). Returns the socket or -1.
+ */
+static int wire_tap(const char *nsname, const char *ifname)
+{
+	char path[64];
+	int self_ns = open("/proc/self/ns/net", O_RDONLY);
+	int ns;
+	struct sockaddr_ll a = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IP),
+	};
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", nsname);
+	ns = open(path, O_RDONLY);
+	if (self_ns < 0 || ns < 0 || setns(ns, CLONE_NEWNET))
+		goto out;
+	a.sll_ifindex = if_nametoindex(ifname);
+	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_IP));
+	if (fd >= 0 && (!a.sll_ifindex ||
+			bind(fd, (struct sockaddr *)&a, sizeof(a)))) {
+		close(fd);
+		fd = -1;
+	}
+	setns(self_ns, CLONE_NEWNET);
+out:
+	if (ns >= 0)
+		close(ns);
+	if (self_ns >= 0)
+		close(self_ns);
+	return fd;
+}
+
+/*
+ * The RoCEv2 packets the tap saw: how many XRC SEND_ONLY requests whose
+ * XRCETH names @srqn and whose length is BTH + XRCETH + @paylen + ICRC,
+ * and how many XRC ACKs (BTH + AETH, no XRCETH).
+ */
+static void wire_count(int fd, uint32_t srqn, uint32_t paylen, int *sends,
+		       int *acks)
+{
+	uint8_t f[2048];
+	ssize_t n;
+
+	*sends = 0;
+	*acks = 0;
+	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
+		const uint8_t *t = f + 28;	/* IPv4 (no options) and UDP */
+		size_t tl = n - 28;
+
+		if (n < 28 + 12 || (f[0] & 0x0f) != 5 || f[9] != IPPROTO_UDP ||
+		    ((f[22] << 8) | f[23]) != 4791)
+			continue;
+		if (t[0] == 0xa4 && tl == 12 + 4 + paylen + 4 &&
+		    ((t[13] << 16) | (t[14] << 8) | t[15]) == srqn)
+			(*sends)++;
+		if (t[0] == 0xb1 && tl == 12 + 4 + 4)
+			(*acks)++;
+	}
+}
+
+/*
+ * On the wire, an XRC SEND is opcode 0xa4 with the XRCETH after the BTH,
+ * and its ACK opcode 0xb1 without one.
+ */
+TEST_F_TIMEOUT(wire, xrceth_on_the_wire, 120)
+{
+	struct xrc *x = &self->x;
+	int fa = wire_tap(NSA, "sibxa"), fb = wire_tap(NSB, "sibxb");
+	int sends, acks, n;
+	struct ibv_sge s;
+
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	s = mk_sge(&self->r, 0, SLOT);
+	ASSERT_EQ(0, post_srq_recv_sges(x->srq[2], 30, &s, 1));
+	fill_pattern(self->l.p, 200, 8);
+	s = mk_sge(&self->l, 0, 200);
+	ASSERT_EQ(0, xrc_post(x->ini, IBV_WR_SEND, 7, &s, x->srqn[2],
+			      0, 0, 0, 0));
+	expect_wc("send", x->scq, 7, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  x->ini->qp_num, ANY, NULL);
+	expect_wc("recv", x->rcq, 30, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  x->tgt->qp_num, 200, NULL);
+	EXPECT_SAME(self->r.p, self->l.p, 200, "received");
+	usleep(100000);
+	wire_count(fa, x->srqn[2], 200, &sends, &n);
+	EXPECT_EQ(1, sends);
+	wire_count(fb, x->srqn[2], 200, &n, &acks);
+	EXPECT_LE(1, acks);
+	close(fa);
+	close(fb);
 }
 
 /*

@@ -137,7 +137,9 @@ struct sib_parent;
  * @num_dm:	live device memory allocations (sib_dm.c)
  * @dm_bytes:	bytes of device memory pages not yet freed, bounded by
  *		SIB_MAX_DM_SIZE; reserved before the pages are allocated
- * @srq_seq:	source of SRQ numbers
+ * @srq_xa:	SRQs by number; the xarray's lock guards insertion and
+ *		removal, lookups run under RCU and take an SRQ reference
+ * @srqn_next:	next SRQ number to try; guarded by @srq_xa's lock
  * @qpn_next:	next QP number to try; guarded by @qp_xa's lock
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
@@ -174,7 +176,8 @@ struct sib_dev {
 	atomic_t num_srq;
 	atomic_t num_dm;
 	atomic64_t dm_bytes;
-	atomic_t srq_seq;
+	struct xarray srq_xa;
+	u32 srqn_next;
 	u32 qpn_next;
 	bool credits;
 	atomic64_t cnt[SIB_NUM_CNT];
@@ -241,7 +244,8 @@ struct sib_pd {
 #define SIB_UCTX_CAPS	(SIB_UCTX_CAP_SQ_KPOLL | SIB_UCTX_CAP_RQ_CREDIT | \
 			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
 			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE | \
-			 SIB_UCTX_CAP_FLUSH | SIB_UCTX_CAP_DM)
+			 SIB_UCTX_CAP_FLUSH | SIB_UCTX_CAP_DM | \
+			 SIB_UCTX_CAP_XRC)
 /*
  * ATOMIC WRITE in query_device's capabilities: IB_DEVICE_ATOMIC_WRITE
  * (IB_UVERBS_DEVICE_ATOMIC_WRITE) of Linux 6.2 and later, which 6.1's

@@ -18,6 +18,7 @@
 #include "sib_task.h"
 #include "sib_timer.h"
 #include "sib_trace.h"
+#include "sib_xrc.h"
 
 /* RNR NAK timer field (IBA table 45), in microseconds. */
 static const u32 sib_rnr_usec[32] = {
@@ -425,7 +426,8 @@ sib_comp_empty_resp(struct sib_qp *qp, struct sib_swqe *s,
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 
-	if (pkt->paylen || pkt->opcode != IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY)
+	if (pkt->paylen || (pkt->opcode & SIB_OPCODE_OP_MASK) !=
+	    IB_OPCODE_RDMA_READ_RESPONSE_ONLY)
 		return SIB_CV_STALE;
 	sib_comp_retire(qp, s);
 	qp->comp.psn = sib_psn_add(pkt->psn, 1);
@@ -512,7 +514,7 @@ static bool sib_comp_accepts(struct sib_qp *qp, u32 psn)
 {
 	enum ib_qp_state state = sib_qp_state(qp);
 
-	if (qp->ib_qp.qp_type != IB_QPT_RC ||
+	if (sib_qp_type(qp) != IB_QPT_RC ||
 	    (state != IB_QPS_RTS && state != IB_QPS_SQD))
 		return false;
 	return sib_psn_cmp(psn, qp->req.psn_max) < 0 &&
@@ -532,7 +534,7 @@ static bool sib_comp_old_ack_credit(struct sib_qp *qp, u32 psn, u32 smsn)
 	enum ib_qp_state state = sib_qp_state(qp);
 	u8 syn = smsn >> 24;
 
-	if (qp->ib_qp.qp_type != IB_QPT_RC ||
+	if (sib_qp_type(qp) != IB_QPT_RC ||
 	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
 	    (syn & SIB_AETH_TYPE_MASK) != SIB_AETH_ACK ||
 	    (syn & SIB_AETH_CREDIT_INVALID) == SIB_AETH_CREDIT_INVALID ||
@@ -560,6 +562,12 @@ void sib_completer(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_aeth *aeth;
 
 	lockdep_assert_held(&qp->engine);
+	/* RC responses to RC QPs, XRC responses to XRC_INI QPs only. */
+	if (sib_qp_type(qp) == IB_QPT_RC &&
+	    !sib_xrc_transport_ok(qp, pkt->flags)) {
+		kfree_skb(skb);
+		return;
+	}
 	if ((pkt->flags & SIB_OP_RC) && sib_comp_accepts(qp, pkt->psn)) {
 		if (pkt->flags & SIB_OP_ACK) {
 			aeth = sib_pkt_eth(skb, SIB_OP_AETH);

@@ -8,6 +8,7 @@
 #include "sib_flush.h"
 #include "sib_qp.h"
 #include "sib_srq.h"
+#include "sib_xrc.h"
 
 u8 sib_wr_to_wc_opcode(u8 wr_opcode)
 {
@@ -102,7 +103,10 @@ static void sib_flush_rq(struct sib_qp *qp)
 
 	if (qp->resp.rwqe_valid) {
 		cqe.wr_id = qp->resp.rwqe.wr_id;
-		sib_cq_post(sib_qp_rcq(qp), &cqe, false);
+		if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
+			sib_xrc_flush_rwqe(qp, &cqe);
+		else
+			sib_cq_post(sib_qp_rcq(qp), &cqe, false);
 		qp->resp.rwqe_valid = false;
 	}
 	if (!qp->rq.hdr) {

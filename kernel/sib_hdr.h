@@ -81,6 +81,17 @@ struct sib_atmack {
 	__be64 orig;
 } __packed;
 
+/*
+ * XRC extended transport header, 4 bytes (IBA 9.3.6): the XRC SRQ a
+ * request of an XRC_INI QP is for, at the XRC_TGT QP. Only requests carry
+ * it; ACKs and READ responses do not.
+ */
+struct sib_xrceth {
+	__be32 srqn;		/* resv:8 XRCSRQ:24 */
+} __packed;
+
+#define SIB_XRC_SRQN_MASK	0x00ffffffu
+
 /* Datagram extended transport header, 8 bytes. */
 struct sib_deth {
 	__be32 qkey;
@@ -120,6 +131,8 @@ enum sib_op_flags {
 	SIB_OP_ATOMIC_WRITE = BIT(22),	/* with SIB_OP_WRITE: 8 bytes at once */
 	SIB_OP_FETH	= BIT(23),
 	SIB_OP_FLUSH	= BIT(24),
+	SIB_OP_XRC	= BIT(25),	/* with SIB_OP_RC: the XRC transport */
+	SIB_OP_XRCETH	= BIT(26),
 };
 
 /*
@@ -142,6 +155,9 @@ enum sib_opcode_ext {
 	SIB_OPCODE_ATOMIC_WRITE = 0x1d,
 	SIB_OPCODE_RC_FLUSH = IB_OPCODE_RC + SIB_OPCODE_FLUSH,
 	SIB_OPCODE_RC_ATOMIC_WRITE = IB_OPCODE_RC + SIB_OPCODE_ATOMIC_WRITE,
+	/* The XRC transport's opcodes: bits 7..5 = 101 (IBA 9.2.3). */
+	SIB_OPCODE_XRC = 0xa0,
+	SIB_OPCODE_OP_MASK = 0x1f,
 };
 
 struct sib_opinfo {

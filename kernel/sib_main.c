@@ -91,6 +91,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	atomic_set(&sdev->num_dm, 0);
 	atomic64_set(&sdev->dm_bytes, 0);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
 	sib_mcast_init(sdev);
@@ -146,9 +147,11 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	WARN_ON(atomic_read(&sdev->num_pd) || atomic_read(&sdev->num_qp) ||
 		atomic_read(&sdev->num_cq) || atomic_read(&sdev->num_srq));
 	WARN_ON(!xa_empty(&sdev->qp_xa) || !xa_empty(&sdev->ah_xa) ||
+		!xa_empty(&sdev->srq_xa) ||
 		atomic_read(&sdev->num_ah));
 	WARN_ON(atomic_read(&sdev->num_dm) || atomic64_read(&sdev->dm_bytes));
 	xa_destroy(&sdev->qp_xa);
+	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
 	ida_destroy(&sdev->pd_ida);
 	sib_mem_table_destroy(&sdev->mem);

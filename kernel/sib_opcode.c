@@ -14,12 +14,14 @@
 #define IETH_LEN	4
 #define DETH_LEN	8
 #define FETH_LEN	4
+#define XRCETH_LEN	4
 
 /* Canonical order of extended headers after the BTH (IBA 9.2). */
 static const struct {
 	u32 flag;
 	u8 len;
 } sib_eth_order[] = {
+	{ SIB_OP_XRCETH, XRCETH_LEN },
 	{ SIB_OP_DETH, DETH_LEN },
 	{ SIB_OP_FETH, FETH_LEN },
 	{ SIB_OP_RETH, RETH_LEN },
@@ -130,10 +132,32 @@ static void __init sib_fill(u8 base, const u32 *ops, u32 transport)
 	}
 }
 
+/*
+ * XRC speaks RC's opcodes in its own class, and its requests carry an
+ * XRCETH right after the BTH. FLUSH and ATOMIC WRITE stay RC's only.
+ */
+static void __init sib_fill_xrc(void)
+{
+	struct sib_opinfo *t = sib_opinfo;
+	unsigned int i;
+	u32 f;
+
+	for (i = 0; i < 32; i++) {
+		f = sib_rc_ops[i];
+		if (!f || (f & (SIB_OP_FLUSH | SIB_OP_ATOMIC_WRITE)))
+			continue;
+		if (f & SIB_OP_REQ)
+			f |= SIB_OP_XRCETH;
+		t[SIB_OPCODE_XRC + i].flags = f | SIB_OP_RC | SIB_OP_XRC;
+		t[SIB_OPCODE_XRC + i].hdr_len = sib_hdr_len(f);
+	}
+}
+
 /* Called once at module load, before any device exists. */
 void __init sib_opcode_init(void)
 {
 	sib_fill(IB_OPCODE_RC, sib_rc_ops, SIB_OP_RC);
+	sib_fill_xrc();
 	sib_fill(IB_OPCODE_UC, sib_uc_ops, SIB_OP_UC);
 	sib_fill(IB_OPCODE_UD, sib_ud_ops, SIB_OP_UD);
 }

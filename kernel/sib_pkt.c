@@ -24,6 +24,7 @@
 #include "sib_pkt.h"
 #include "sib_qp.h"
 #include "sib_req.h"
+#include "sib_xrc.h"
 
 /* Room in front of the BTH for the RoCEv2 encapsulation. */
 #define SIB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
@@ -51,7 +52,7 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 /**
  * sib_pkt_alloc - allocate a packet and fill its BTH
  * @qp:		sending QP (its destination QP number goes into the BTH)
- * @opcode:	IBA opcode
+ * @opcode:	IBA opcode (an RC one for an XRC QP: sent in the XRC class)
  * @paylen:	payload bytes (the caller copies them in)
  * @psn:	packet sequence number
  * @ack_req:	set the AckReq bit
@@ -108,12 +109,14 @@ static struct sk_buff *__sib_pkt_alloc(struct sib_qp *qp, u8 opcode,
 				       enum sib_paymode mode)
 {
 	bool linear = mode == SIB_PAY_COPY;
-	u8 hdr_len = sib_opinfo[opcode].hdr_len;
+	u8 hdr_len;
 	u32 pad = mode != SIB_PAY_LOCAL_FRAGS ? (4 - (paylen & 3)) & 3 : 0;
 	struct sk_buff *skb;
 	struct sib_bth *bth;
 	struct sib_pkt *pkt;
 
+	opcode = sib_xrc_opcode(qp, opcode);
+	hdr_len = sib_opinfo[opcode].hdr_len;
 	skb = sib_skb_alloc(SIB_HEADROOM + hdr_len +
 			    (linear ? paylen + pad + SIB_ICRC_LEN : 0));
 	if (!skb)
@@ -227,7 +230,7 @@ static enum sib_paymode sib_pkt_paymode(struct sib_qp *qp, u32 paylen)
 	 * at it. A UC WQE completes when its last packet is built: the local
 	 * peer copies later, the wire's ICRC was computed earlier.
 	 */
-	if (!paylen || qp->ib_qp.qp_type != IB_QPT_RC)
+	if (!paylen || sib_qp_type(qp) != IB_QPT_RC)
 		return SIB_PAY_COPY;
 	if (sib_route_local(qp, &qp->av))
 		return SIB_PAY_LOCAL_FRAGS;
@@ -297,7 +300,7 @@ static int sib_pkt_frags_done(struct sib_qp *qp, struct sk_buff *skb,
  */
 bool sib_pkt_may_burst(struct sib_qp *qp)
 {
-	return qp->ib_qp.qp_type == IB_QPT_RC &&
+	return sib_qp_type(qp) == IB_QPT_RC &&
 	       !READ_ONCE(qp->sdev->fault.active) &&
 	       sib_route_local(qp, &qp->av) &&
 	       !sib_cap_listening(qp->sdev);

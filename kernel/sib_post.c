@@ -17,6 +17,7 @@
 #include "sib_srq.h"
 #include "sib_task.h"
 #include "sib_ud.h"
+#include "sib_xrc.h"
 
 /*
  * An inline WR's data, gathered from its SGEs into the slot. A kernel
@@ -145,6 +146,11 @@ int sib_post_send(struct ib_qp *ib_qp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	/* An XRC_TGT QP has no send queue (ib_core passes its handles on). */
+	if (ib_qp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	/* A user QP's WQEs are in the ring already: this is the doorbell. */
 	if (sib_qp_is_user(qp)) {
 		sib_qp_doorbell(qp, false, false);
@@ -175,6 +181,14 @@ int sib_post_recv(struct ib_qp *ib_qp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	/*
+	 * XRC QPs have no receive queue: an XRC_TGT QP's SRQs are named by
+	 * its requests, and an XRC_INI QP receives nothing.
+	 */
+	if (sib_qpt_is_xrc(ib_qp->qp_type)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!sib_qp_is_user(qp)) {
 		if (!qp->rq.hdr || sib_qp_state(qp) == IB_QPS_RESET) {
 			*bad_wr = wr;

@@ -14,6 +14,7 @@
 #include "sib_timer.h"
 #include "sib_trace.h"
 #include "sib_verbs.h"
+#include "sib_xrc.h"
 
 #define SIB_MIN_QPN	16
 #define SIB_MAX_QPN	0xffffff
@@ -56,24 +57,10 @@ struct ib_qp *sib_qp_ib_lookup(struct sib_dev *sdev, u32 qpn)
 
 /* ---- create ---------------------------------------------------------- */
 
-static int sib_qp_check_init(struct ib_qp_init_attr *init,
-			     struct ib_udata *udata)
+static int sib_qp_check_caps(struct ib_qp_init_attr *init)
 {
 	struct ib_qp_cap *cap = &init->cap;
 
-	switch (init->qp_type) {
-	case IB_QPT_RC:
-	case IB_QPT_UC:
-	case IB_QPT_UD:
-		break;
-	case IB_QPT_GSI:
-		/* ib_core's MAD layer owns QP1; processes may not. */
-		if (udata || init->port_num != 1)
-			return -EINVAL;
-		break;
-	default:
-		return -EOPNOTSUPP;
-	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > SIB_MAX_QP_WR || cap->max_send_sge > SIB_MAX_SGE ||
@@ -83,6 +70,48 @@ static int sib_qp_check_init(struct ib_qp_init_attr *init,
 			   cap->max_recv_sge > SIB_MAX_SGE))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * XRC QPs (sib_xrc.c): an XRC_INI QP has a send queue only, an XRC_TGT
+ * QP none at all; it belongs to a domain, and no process maps its rings
+ * (ib_core creates it without udata and hands out handles to it).
+ */
+static int sib_xrc_check_init(struct ib_qp_init_attr *init)
+{
+	if (init->srq)
+		return -EINVAL;
+	/* Queues it has not: what was asked for them is ignored. */
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		if (!init->xrcd)
+			return -EINVAL;
+		memset(&init->cap, 0, sizeof(init->cap));
+	}
+	init->cap.max_recv_wr = 0;
+	init->cap.max_recv_sge = 0;
+	return sib_qp_check_caps(init);
+}
+
+static int sib_qp_check_init(struct ib_qp_init_attr *init,
+			     struct ib_udata *udata)
+{
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return sib_xrc_check_init(init);
+	case IB_QPT_GSI:
+		/* ib_core's MAD layer owns QP1; processes may not. */
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	return sib_qp_check_caps(init);
 }
 
 static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
@@ -106,7 +135,8 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	qp->swqe = kvcalloc(qp->sq.nslots, sizeof(*qp->swqe),
 			    GFP_KERNEL_ACCOUNT);
 	/* 128 * 56 bytes for RC; only RC takes READs and atomics. */
-	qp->resp_nres = init->qp_type == IB_QPT_RC ? SIB_MAX_RD_ATOMIC : 1;
+	qp->resp_nres = init->qp_type == IB_QPT_RC ||
+			init->qp_type == IB_QPT_XRC_TGT ? SIB_MAX_RD_ATOMIC : 1;
 	qp->resp_res = kcalloc(qp->resp_nres, sizeof(*qp->resp_res),
 			       GFP_KERNEL_ACCOUNT);
 	if (!qp->sq_shadow || !qp->swqe || !qp->resp_res)
@@ -114,7 +144,7 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	cap->max_send_wr = qp->sq.nslots;
 	cap->max_send_sge = qp->max_send_sge;
 	cap->max_inline_data = qp->max_inline;
-	if (init->srq)
+	if (init->srq || sib_qpt_is_xrc(init->qp_type))
 		return 0;
 
 	slot = roundup_pow_of_two(SIB_RECV_WQE_HDR +
@@ -215,6 +245,8 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 		goto err_count;
 	}
 	qp->sdev = sdev;
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		qp->xrcd = init->xrcd;
 	ret = sib_qp_rings(qp, init);
 	if (ret)
 		goto err_rings;
@@ -271,7 +303,8 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	timer_delete_sync(&qp->retrans_timer);
 	timer_delete_sync(&qp->tx_timer);
 	skb_queue_purge(&qp->rxq);
-	if (!sib_qp_is_user(qp)) {
+	/* An XRC_TGT QP has no CQs: its completions are the SRQs' owners'. */
+	if (!sib_qp_is_user(qp) && qp->ib_qp.qp_type != IB_QPT_XRC_TGT) {
 		sib_cq_clean(sib_qp_scq(qp), sib_qpn(qp));
 		if (qp->ib_qp.recv_cq != qp->ib_qp.send_cq)
 			sib_cq_clean(sib_qp_rcq(qp), sib_qpn(qp));

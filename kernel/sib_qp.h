@@ -164,6 +164,8 @@ struct sib_resp_res {
  * @len:	its length
  * @off:	bytes answered so far
  * @psn:	PSN of the next response
+ * @srqn:	XRC_TGT QP: the XRC SRQ the READ named, whose PD its key is
+ *		checked against for every slice (sib_xrc.c)
  */
 struct sib_resp_read {
 	bool active;
@@ -172,6 +174,7 @@ struct sib_resp_read {
 	u32 len;
 	u32 off;
 	u32 psn;
+	u32 srqn;
 };
 
 /**
@@ -214,6 +217,10 @@ enum sib_resp_msg {
  * @rd:		the READ whose responses are being sent
  * @starved:	the last credits told to the requester were zero (or an
  *		RNR NAK): the next receive posted sends a credit update
+ * @xsrq:	XRC_TGT QP: the XRC SRQ of the request being executed, with a
+ *		reference; NULL between packets (sib_xrc.c)
+ * @xsrqn:	XRC_TGT QP: the XRC SRQ number of the message in progress,
+ *		which its every packet must name; the SRQ @rwqe came from
  */
 struct sib_resp {
 	u32 psn;
@@ -231,6 +238,8 @@ struct sib_resp {
 	u32 res_next;
 	struct sib_resp_read rd;
 	bool starved;
+	struct sib_srq *xsrq;
+	u32 xsrqn;
 };
 
 /**
@@ -284,6 +293,8 @@ struct sib_local_ack {
  * struct sib_qp - queue pair
  * @ib_qp:	ib_core object; must stay first
  * @sdev:	the device
+ * @xrcd:	an XRC_TGT QP's domain, else NULL; ib_core holds it while
+ *		the QP lives
  * @uctx:	the owning user context, or NULL for a kernel QP; set before
  *		the QP is published, compared (never dereferenced) by the
  *		doorbell file
@@ -367,6 +378,7 @@ struct sib_local_ack {
 struct sib_qp {
 	struct ib_qp ib_qp;
 	struct sib_dev *sdev;
+	struct ib_xrcd *xrcd;
 	struct sib_ucontext *uctx;
 	refcount_t ref;
 	struct completion done;
@@ -442,14 +454,32 @@ static inline struct sib_cq *sib_qp_scq(struct sib_qp *qp)
 	return to_scq(qp->ib_qp.send_cq);
 }
 
+/*
+ * The SRQ the responder takes receive WQEs from: an XRC_TGT QP's is the
+ * one of the request being executed (NULL between packets).
+ */
+static inline struct sib_srq *sib_qp_srq(struct sib_qp *qp)
+{
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq;
+	return qp->ib_qp.srq ? to_ssrq(qp->ib_qp.srq) : NULL;
+}
+
+/* Where receive completions go: an XRC SRQ's own CQ for XRC_TGT QPs. */
 static inline struct sib_cq *sib_qp_rcq(struct sib_qp *qp)
 {
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq ? to_scq(qp->resp.xsrq->ib_srq.ext.cq) :
+		       NULL;
 	return to_scq(qp->ib_qp.recv_cq);
 }
 
-static inline struct sib_srq *sib_qp_srq(struct sib_qp *qp)
+/* The PD a request's keys are checked against: an XRC SRQ's for XRC_TGT. */
+static inline struct ib_pd *sib_resp_pd(struct sib_qp *qp)
 {
-	return qp->ib_qp.srq ? to_ssrq(qp->ib_qp.srq) : NULL;
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq ? qp->resp.xsrq->ib_srq.pd : NULL;
+	return qp->ib_qp.pd;
 }
 
 static inline u32 sib_qpn(struct sib_qp *qp)
@@ -463,10 +493,22 @@ static inline bool sib_qp_is_user(struct sib_qp *qp)
 	return !!qp->ib_qp.uobject;
 }
 
-/* The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1). */
+/*
+ * The transport service: the GSI QP (QP1) is a UD QP (IBA 13.5.1); XRC
+ * QPs are RC's reliable service (sib_xrc.c tells them apart where it
+ * matters: opcodes, the XRCETH, the SRQ and the PD of a request).
+ */
 static inline enum ib_qp_type sib_qp_type(struct sib_qp *qp)
 {
-	return qp->ib_qp.qp_type == IB_QPT_GSI ? IB_QPT_UD : qp->ib_qp.qp_type;
+	switch (qp->ib_qp.qp_type) {
+	case IB_QPT_GSI:
+		return IB_QPT_UD;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return IB_QPT_RC;
+	default:
+		return qp->ib_qp.qp_type;
+	}
 }
 
 /* Responder resources in use: max(max_dest_rd_atomic, 1), within resp_res. */

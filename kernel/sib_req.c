@@ -17,6 +17,7 @@
 #include "sib_timer.h"
 #include "sib_trace.h"
 #include "sib_ud.h"
+#include "sib_xrc.h"
 
 #define SIB_REQ_BUDGET		64	/* packets per run, then requeue */
 #define SIB_MAX_INFLIGHT	1024	/* PSNs sent but not acknowledged */
@@ -30,8 +31,16 @@ static void *sib_shadow_at(struct sib_qp *qp, u32 idx)
 	       qp->sq.slot_size;
 }
 
-static bool sib_op_allowed(enum ib_qp_type type, u8 op)
+static bool sib_op_allowed(struct sib_qp *qp, u8 op)
 {
+	enum ib_qp_type type = sib_qp_type(qp);
+
+	/* An XRC_TGT QP sends nothing; XRC has no ATOMIC WRITE or FLUSH. */
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
+		return false;
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_INI &&
+	    (op == SIB_WR_ATOMIC_WRITE || op == SIB_WR_FLUSH))
+		return false;
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -78,7 +87,7 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 	bool inl = w->send_flags & IB_SEND_INLINE;
 	s64 len;
 
-	if (!sib_op_allowed(sib_qp_type(qp), w->opcode))
+	if (!sib_op_allowed(qp, w->opcode))
 		return IB_WC_LOC_QP_OP_ERR;
 	/* A REG_MR's MR and page list are kernel objects. */
 	if (w->opcode == IB_WR_REG_MR && sib_qp_is_user(qp))
@@ -227,6 +236,7 @@ static void sib_fill_exts(struct sk_buff *skb, struct sib_send_wqe *w,
 	if (f & SIB_OP_IETH)
 		*(__be32 *)sib_pkt_eth(skb, SIB_OP_IETH) =
 			cpu_to_be32(w->ex.invalidate_rkey);
+	sib_xrc_fill(skb, w);
 }
 
 /* Copy @len payload bytes of @s at its send position into @buf. */
@@ -278,7 +288,7 @@ static struct sk_buff *sib_req_seg_pkt(struct sib_qp *qp, struct sib_swqe *s,
 {
 	u32 seg = min(npkts * qp->mtu, s->len - s->sent);
 	bool first = !s->sent, last = s->sent + seg == s->len;
-	bool rc = qp->ib_qp.qp_type == IB_QPT_RC;
+	bool rc = sib_qp_type(qp) == IB_QPT_RC;
 	struct sk_buff *skb;
 	bool ack;
 	u8 op;
@@ -332,7 +342,7 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 	s->sent += sib_pkt(skb)->paylen;
 	sib_req_psn_next(qp, npkts);
 	if (last) {
-		s->state = qp->ib_qp.qp_type == IB_QPT_RC ?
+		s->state = sib_qp_type(qp) == IB_QPT_RC ?
 			   SIB_SWQE_SENT : SIB_SWQE_DONE;
 		s->all_sent = true;
 	}
@@ -359,6 +369,7 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 		reth->rkey = cpu_to_be32(w->wr.rdma.rkey);
 		reth->len = cpu_to_be32(s->len - s->rcvd);
 		npkts = max_t(u32, 1, DIV_ROUND_UP(s->len - s->rcvd, qp->mtu));
+		sib_xrc_fill(skb, w);
 	} else {
 		struct sib_atmeth *a;
 		u8 op = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -374,6 +385,7 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 					  w->wr.atomic.swap :
 					  w->wr.atomic.compare_add);
 		a->compare = cpu_to_be64(w->wr.atomic.compare_add);
+		sib_xrc_fill(skb, w);
 	}
 	if (!s->rcvd)
 		s->first_psn = qp->req.psn;
@@ -481,7 +493,7 @@ static bool sib_req_have_credit(struct sib_qp *qp, struct sib_swqe *s)
 {
 	struct sib_req *r = &qp->req;
 
-	if (qp->ib_qp.qp_type != IB_QPT_RC || r->credit_unlimited ||
+	if (sib_qp_type(qp) != IB_QPT_RC || r->credit_unlimited ||
 	    !sib_op_needs_rwqe(s->wr->opcode) || s->sent ||
 	    !sib_credits_enabled(qp) || sib_psn_cmp(s->ssn, r->lsn) <= 0)
 		goto go;
@@ -521,7 +533,7 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 		return false;
 	if (sib_op_takes_rd_res(op) && qp->req.rd_atomic >= limit)
 		return false;
-	if (qp->ib_qp.qp_type != IB_QPT_RC)
+	if (sib_qp_type(qp) != IB_QPT_RC)
 		return true;	/* no ACKs: no window, no credits */
 	if (sib_psn_cmp(qp->req.psn,
 			sib_psn_add(qp->comp.psn, SIB_MAX_INFLIGHT)) >= 0)

@@ -21,6 +21,7 @@
 #include "sib_task.h"
 #include "sib_trace.h"
 #include "sib_ud.h"
+#include "sib_xrc.h"
 
 /* ---- answers ------------------------------------------------------------------ */
 
@@ -75,7 +76,7 @@ static enum ib_event_type sib_resp_event(u8 code)
 void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
 		  enum sib_resp_err how)
 {
-	if (qp->ib_qp.qp_type != IB_QPT_RC) {
+	if (sib_qp_type(qp) != IB_QPT_RC) {
 		sib_resp_uc_abort(qp, code == SIB_NAK_REM_ACCESS_ERR ?
 				  IB_WC_REM_ACCESS_ERR : IB_WC_REM_INV_REQ_ERR);
 		return;
@@ -108,7 +109,7 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 	ret = sib_rq_take(qp, &qp->resp.rwqe);
 	if (ret == -ENOENT) {
 		/* No receive posted: RNR NAK (IBA 9.7.5.2.8) */
-		if (qp->ib_qp.qp_type == IB_QPT_RC) {
+		if (sib_qp_type(qp) == IB_QPT_RC) {
 			sib_count(qp->sdev, SIB_CNT_RNR_NAK_SENT);
 			sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK |
 				     qp->attr.min_rnr_timer);
@@ -121,7 +122,7 @@ static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 		if (ret == -EBADMSG)
 			qp->resp.rwqe_valid = true;
 		/* A corrupted ring: the QP's own fault, whatever the transport. */
-		if (qp->ib_qp.qp_type == IB_QPT_RC)
+		if (sib_qp_type(qp) == IB_QPT_RC)
 			sib_resp_ack(qp, psn, SIB_AETH_NAK | SIB_NAK_REM_OP_ERR);
 		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
 		return ret;
@@ -207,11 +208,11 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 	ret = sib_resp_get_rwqe(qp, pkt->psn);
 	if (ret)
 		return ret;
-	ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rw->sge,
+	ret = sib_sgl_copy_skb(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rw->sge,
 			       rw->num_sge, &qp->resp.pos, skb, pkt->hdr_len,
 			       pkt->paylen, SIB_TO_MEM);
 	if (ret) {
-		if (qp->ib_qp.qp_type == IB_QPT_RC)
+		if (sib_qp_type(qp) == IB_QPT_RC)
 			sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
 					       IB_WC_LOC_LEN_ERR :
 					       IB_WC_LOC_PROT_ERR,
@@ -227,7 +228,7 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 	if (pkt->flags & SIB_OP_IETH) {
 		u32 rkey = be32_to_cpu(*(__be32 *)sib_pkt_eth(skb, SIB_OP_IETH));
 
-		if (sib_mem_invalidate(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+		if (sib_mem_invalidate(qp->sdev, sib_resp_pd(qp), sib_qpn(qp),
 				       rkey, true)) {
 			sib_resp_complete_recv(qp, skb, IB_WC_REM_INV_REQ_ERR,
 					       SIB_WC_RECV, qp->resp.rcvd);
@@ -261,7 +262,7 @@ static int sib_resp_write_first(struct sib_qp *qp, struct sk_buff *skb)
 	qp->resp.write_len = len;
 	if (!len)
 		return 0;	/* a zero-length WRITE needs no valid rkey */
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), qp->resp.rkey,
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), qp->resp.rkey,
 			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
@@ -277,7 +278,7 @@ static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
 
 	if (!len)
 		return 0;
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), qp->resp.rkey,
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), qp->resp.rkey,
 			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
@@ -327,19 +328,31 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 
 static bool sib_resp_transport_ok(struct sib_qp *qp, u32 flags)
 {
-	switch (qp->ib_qp.qp_type) {
-	case IB_QPT_RC:
-		return flags & SIB_OP_RC;
-	case IB_QPT_UC:
+	if (qp->ib_qp.qp_type == IB_QPT_UC)
 		return flags & SIB_OP_UC;
-	default:
-		return false;
+	return sib_xrc_transport_ok(qp, flags);
+}
+
+/*
+ * XRC_TGT: every packet of a message names the SRQ its first one named,
+ * whose WQE the message is received into (IBA 9.7.5.2.x).
+ */
+static bool sib_resp_xrc_seq_ok(struct sib_qp *qp, u32 flags)
+{
+	if (!qp->resp.xsrq)
+		return true;
+	if (flags & SIB_OP_FIRST) {
+		qp->resp.xsrqn = qp->resp.xsrq->srq_num;
+		return true;
 	}
+	return qp->resp.xsrqn == qp->resp.xsrq->srq_num;
 }
 
 /* FIRST/MIDDLE/LAST must follow each other (IBA 9.7.5.2.1). */
 static bool sib_resp_seq_ok(struct sib_qp *qp, u32 flags)
 {
+	if (!sib_resp_xrc_seq_ok(qp, flags))
+		return false;
 	switch (qp->resp.msg) {
 	case SIB_RESP_MSG_NONE:
 		return flags & SIB_OP_FIRST;
@@ -492,6 +505,16 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	}
 	if (!sib_resp_transport_ok(qp, pkt->flags))
 		goto out;
+	/* XRC_TGT: the SRQ the request names, of the QP's domain. */
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT &&
+	    sib_xrc_resp_begin(qp, skb)) {
+		if (pkt->psn == qp->resp.psn) {
+			sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ,
+				     SIB_RESP_FATAL);
+			v = SIB_RV_NAK;
+		}
+		goto out;
+	}
 	v = sib_resp_psn_ok(qp, skb);
 	if (v != SIB_RV_OK)
 		goto out;
@@ -538,13 +561,14 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 		qp->resp.psn = sib_psn_add(pkt->psn, pkt->npkts);
 		if (pkt->flags & SIB_OP_LAST)
 			qp->resp.msn++;
-		if (pkt->ack_req && qp->ib_qp.qp_type == IB_QPT_RC &&
+		if (pkt->ack_req && sib_qp_type(qp) == IB_QPT_RC &&
 		    !sib_resp_ack_later(qp))
 			sib_resp_ack(qp, sib_psn_add(qp->resp.psn, SIB_PSN_MASK),
 				     sib_ack_syndrome(qp));
 	}
 	qp->resp.msg = sib_resp_msg_after(pkt->flags);
 out:
+	sib_xrc_resp_end(qp);
 	trace_sib_resp_verdict(qp, skb, v);
 	kfree_skb(skb);
 }

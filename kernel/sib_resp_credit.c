@@ -65,7 +65,7 @@ void sib_resp_starve(struct sib_qp *qp)
 {
 	struct sib_ring_hdr *hdr = qp->rq.hdr;
 
-	if (!hdr || qp->ib_qp.qp_type != IB_QPT_RC || !sib_credits_enabled(qp))
+	if (!hdr || sib_qp_type(qp) != IB_QPT_RC || !sib_credits_enabled(qp))
 		return;
 	qp->resp.starved = true;
 	WRITE_ONCE(hdr->credit_wanted, 1);

@@ -23,6 +23,7 @@
 #include "sib_resp.h"
 #include "sib_resp_credit.h"
 #include "sib_resp_rd.h"
+#include "sib_xrc.h"
 
 /* ---- RDMA READ and atomics ----------------------------------------------------- */
 
@@ -59,6 +60,31 @@ static struct sib_resp_res *sib_res_one(struct sib_qp *qp,
 }
 
 /*
+ * The MR the rest of the READ in progress comes from, with a reference:
+ * the key checked against the PD of the QP, or for an XRC_TGT QP, of the
+ * XRC SRQ the READ named, looked up again (it may be gone: see sib_xrc.c).
+ */
+static struct sib_mr *sib_resp_read_mr(struct sib_qp *qp, u64 *mr_va)
+{
+	struct sib_resp_read *rd = &qp->resp.rd;
+	struct sib_srq *xsrq = NULL;
+	struct sib_mr *mr;
+
+	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT && !qp->resp.xsrq) {
+		xsrq = sib_xrc_srq_get(qp, rd->srqn);
+		if (!xsrq)
+			return ERR_PTR(-EINVAL);
+		qp->resp.xsrq = xsrq;
+	}
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rd->rkey,
+			rd->va + rd->off, rd->len - rd->off,
+			SIB_ACC_REMOTE_READ, mr_va);
+	if (xsrq)
+		sib_xrc_resp_end(qp);
+	return mr;
+}
+
+/*
  * Send the next READ responses of qp->resp.rd, at most SIB_READ_SLICE
  * PSNs of them: a READ of 16 MiB is 65536 packets at MTU 256, and no
  * pass may run that long. The pass that finds the READ unfinished leaves
@@ -78,9 +104,7 @@ static void sib_resp_read_slice(struct sib_qp *qp)
 	u64 mr_va = 0;
 
 	if (rd->len > rd->off) {
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rd->rkey,
-				rd->va + rd->off, rd->len - rd->off,
-				SIB_ACC_REMOTE_READ, &mr_va);
+		mr = sib_resp_read_mr(qp, &mr_va);
 		if (IS_ERR(mr)) {
 			rd->active = false;
 			return;
@@ -133,6 +157,7 @@ static void sib_resp_read_reply(struct sib_qp *qp, u64 va, u32 rkey, u32 len,
 	rd->len = len;
 	rd->off = 0;
 	rd->psn = psn;
+	rd->srqn = qp->resp.xsrq ? qp->resp.xsrq->srq_num : 0;
 	rd->active = true;
 	sib_resp_read_slice(qp);
 }
@@ -204,7 +229,7 @@ static int sib_resp_read_key(struct sib_qp *qp, u32 psn, u64 va, u32 rkey,
 
 	if (!len)
 		return 0;
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rkey, va, len,
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rkey, va, len,
 			SIB_ACC_REMOTE_READ, &mr_va);
 	if (IS_ERR(mr)) {
 		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
@@ -269,7 +294,7 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	struct sib_mr *mr;
 	int ret;
 
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp),
 			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
 			&mr_va);
 	if (IS_ERR(mr)) {
@@ -288,7 +313,7 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return -EINVAL;
 	}
-	if (pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP)
+	if ((pkt->opcode & SIB_OPCODE_OP_MASK) == IB_OPCODE_COMPARE_SWAP)
 		ret = sib_mr_atomic_cmp_swp(mr, mr_va, be64_to_cpu(a->compare),
 					    be64_to_cpu(a->swap_add), &orig);
 	else
@@ -344,7 +369,7 @@ int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return -EINVAL;
 	}
-	mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp),
 			be32_to_cpu(reth->rkey), be64_to_cpu(reth->va), 8,
 			SIB_ACC_REMOTE_WRITE, &mr_va);
 	if (IS_ERR(mr)) {
@@ -392,9 +417,9 @@ static int sib_resp_flush_key(struct sib_qp *qp, struct sk_buff *skb,
 	u64 mr_va;
 
 	if (sel == SIB_FLUSH_MR)
-		mr = sib_mr_get_whole(qp->sdev, qp->ib_qp.pd, rkey, acc);
+		mr = sib_mr_get_whole(qp->sdev, sib_resp_pd(qp), rkey, acc);
 	else
-		mr = sib_mr_get(qp->sdev, qp->ib_qp.pd, sib_qpn(qp), rkey,
+		mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rkey,
 				be64_to_cpu(reth->va), be32_to_cpu(reth->len),
 				acc, &mr_va);
 	if (IS_ERR(mr))

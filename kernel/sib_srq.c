@@ -46,6 +46,29 @@ int sib_ring_take_rwqe(struct sib_queue *q, u32 max_sge,
 	return 0;
 }
 
+/* XRCETH's XRCSRQ field is 24 bits; 0 is never an SRQ's number. */
+#define SIB_MIN_SRQN	1
+#define SIB_MAX_SRQN	0xffffff
+
+/* The SRQ numbered @srq_num, with a reference, or NULL. */
+struct sib_srq *sib_srq_get(struct sib_dev *sdev, u32 srq_num)
+{
+	struct sib_srq *srq;
+
+	rcu_read_lock();
+	srq = xa_load(&sdev->srq_xa, srq_num);
+	if (srq && !refcount_inc_not_zero(&srq->ref))
+		srq = NULL;
+	rcu_read_unlock();
+	return srq;
+}
+
+void sib_srq_put(struct sib_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->done);
+}
+
 static void sib_srq_limit_event(struct sib_srq *srq)
 {
 	struct ib_event ev = {
@@ -113,8 +136,10 @@ int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
 	struct ib_srq_attr *attr = &init->attr;
 	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	if (init->srq_type == IB_SRQT_XRC && !init->ext.xrc.xrcd)
+		return -EINVAL;
 	ret = sib_srq_check(attr);
 	if (ret)
 		return ret;
@@ -127,11 +152,21 @@ int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
 	spin_lock_init(&srq->lock);
 	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
-	srq->srq_num = atomic_inc_return(&sdev->srq_seq);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->done);
+	if (init->srq_type == IB_SRQT_XRC)
+		srq->xrcd = init->ext.xrc.xrcd;
+	ret = xa_alloc_cyclic(&sdev->srq_xa, &srq->srq_num, NULL,
+			      XA_LIMIT(SIB_MIN_SRQN, SIB_MAX_SRQN),
+			      &sdev->srqn_next, GFP_KERNEL);
+	if (ret < 0)
+		goto err_count;
+	if (init->srq_type == IB_SRQT_XRC)
+		ib_srq->ext.xrc.srq_num = srq->srq_num;
 	ret = sib_queue_init(&srq->q, roundup_pow_of_two(attr->max_wr),
 			     sib_recv_slot_size(srq->max_sge));
 	if (ret)
-		goto err_count;
+		goto err_xa;
 	srq->max_sge = (srq->q.slot_size - SIB_RECV_WQE_HDR) /
 		       sizeof(struct sib_sge);
 	srq->max_sge = min_t(u32, srq->max_sge, SIB_MAX_SRQ_SGE);
@@ -142,10 +177,14 @@ int sib_create_srq(struct ib_srq *ib_srq, struct ib_srq_init_attr *init,
 		if (ret)
 			goto err_queue;
 	}
+	/* Publish last: from now on XRC requests can find the SRQ. */
+	xa_store(&sdev->srq_xa, srq->srq_num, srq, GFP_KERNEL);
 	return 0;
 
 err_queue:
 	sib_queue_destroy(&srq->q);
+err_xa:
+	xa_erase(&sdev->srq_xa, srq->srq_num);
 err_count:
 	atomic_dec(&sdev->num_srq);
 	return ret;
@@ -183,8 +222,16 @@ int sib_query_srq(struct ib_srq *ib_srq, struct ib_srq_attr *attr)
 int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata)
 {
 	struct sib_srq *srq = to_ssrq(ib_srq);
+	struct sib_dev *sdev = to_sdev(ib_srq->device);
 
-	/* ib_core refuses while QPs use the SRQ. */
+	/*
+	 * ib_core refuses while QPs are attached to a basic SRQ; an XRC SRQ
+	 * has none, but XRC_TGT QPs may be executing a packet for it: wait
+	 * for them (sib_xrc.c).
+	 */
+	xa_erase(&sdev->srq_xa, srq->srq_num);
+	sib_srq_put(srq);
+	wait_for_completion(&srq->done);
 	sib_queue_destroy(&srq->q);
 	atomic_dec(&to_sdev(ib_srq->device)->num_srq);
 	return 0;

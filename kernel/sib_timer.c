@@ -29,7 +29,7 @@ static void sib_timer_start(struct sib_qp *qp)
 
 void sib_timer_arm(struct sib_qp *qp)
 {
-	if (qp->ib_qp.qp_type != IB_QPT_RC || !qp->attr.timeout)
+	if (sib_qp_type(qp) != IB_QPT_RC || !qp->attr.timeout)
 		return;		/* timeout 0 means infinite (IBA 9.7.6.1.3) */
 	if (!qp->retrans_on)
 		sib_timer_start(qp);

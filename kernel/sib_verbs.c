@@ -23,6 +23,7 @@
 #include "sib_srq.h"
 #include "sib_ud.h"
 #include "sib_verbs.h"
+#include "sib_xrc.h"
 
 bool sib_port_is_active(struct sib_dev *sdev)
 {
@@ -74,6 +75,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_XRC |
 				 SIB_DEVICE_ATOMIC_WRITE |
 				 SIB_DEVICE_FLUSH_GLOBAL;
 	/* CQE timestamps are ns of CLOCK_MONOTONIC: a 1 GHz, 64-bit clock. */
@@ -479,6 +481,7 @@ const struct ib_device_ops sib_dev_ops = {
 
 	.alloc_hw_port_stats = sib_alloc_hw_port_stats,
 	.alloc_pd = sib_alloc_pd,
+	.alloc_xrcd = sib_alloc_xrcd,
 	.attach_mcast = sib_attach_mcast,
 	.create_ah = sib_create_ah,
 	.create_user_ah = sib_create_ah,
@@ -508,6 +511,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.alloc_ucontext = sib_alloc_ucontext,
 	.dealloc_driver = sib_dealloc_driver,
 	.dealloc_pd = sib_dealloc_pd,
+	.dealloc_xrcd = sib_dealloc_xrcd,
 	.dealloc_ucontext = sib_dealloc_ucontext,
 	.disassociate_ucontext = sib_disassociate_ucontext,
 	.get_dev_fw_str = sib_get_dev_fw_str,
@@ -529,4 +533,5 @@ const struct ib_device_ops sib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, sib_qp, ib_qp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sib_srq, ib_srq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sib_ucontext, ib_uc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, sib_xrcd, ib_xrcd),
 };

@@ -398,6 +398,8 @@ int sib_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int sib_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		 int attr_mask, struct ibv_qp_init_attr *init_attr);
 int sib_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_qp *sib_open_qp(struct ibv_context *ibctx,
+			   struct ibv_qp_open_attr *attr);
 int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -414,5 +416,9 @@ int sib_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int sib_destroy_srq(struct ibv_srq *ibsrq);
 int sib_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+int sib_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_xrcd *sib_open_xrcd(struct ibv_context *ibctx,
+			       struct ibv_xrcd_init_attr *attr);
+int sib_close_xrcd(struct ibv_xrcd *ibxrcd);
 
 #endif /* SIB_H */

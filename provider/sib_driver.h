@@ -458,6 +458,8 @@ SIB_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 SIB_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 SIB_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 SIB_DECLARE_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+SIB_DECLARE_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+SIB_DECLARE_CMD(ibv_open_qp, ib_uverbs_open_qp);
 SIB_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 SIB_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 SIB_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -818,6 +820,16 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,

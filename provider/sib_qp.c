@@ -86,7 +86,8 @@ enum {
 	SIB_SEND_FLAGS = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 			 IBV_SEND_SOLICITED | IBV_SEND_INLINE,
 	SIB_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			   IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			   IBV_QP_INIT_ATTR_XRCD,
 };
 
 static struct sib_sge *sib_wqe_sges(struct sib_send_wqe *wqe)
@@ -382,6 +383,10 @@ static int sib_build_send_wqe(struct sib_qp *qp, struct sib_send_wqe *wqe,
 		break;
 	}
 
+	/* Every request of an XRC_INI QP names the remote XRC SRQ. */
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		wqe->wr.xrc.remote_srqn = wr->qp_type.xrc.remote_srqn;
+
 	if (opbit & SIB_NODATA_OPS)
 		return 0;
 
@@ -419,9 +424,15 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	int ret = 0, db_ret;
 
 	if (!qp->sq.ring.buf) {
-		/* A QP created without a send queue: always full. */
+		/*
+		 * A QP created without a send queue: always full; an
+		 * XRC_TGT QP has none to post to.
+		 */
 		*bad_wr = wr;
-		return wr ? (sib_sq_state_ok(ibqp) ? ENOMEM : EINVAL) : 0;
+		if (!wr)
+			return 0;
+		return sib_sq_state_ok(ibqp) &&
+		       ibqp->qp_type != IBV_QPT_XRC_RECV ? ENOMEM : EINVAL;
 	}
 
 	hdr = sib_ring_hdr(&qp->sq.ring);
@@ -480,7 +491,10 @@ int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct sib_ring_hdr *hdr;
 	int ret, db_ret;
 
-	if (ibqp->state == IBV_QPS_RESET || ibqp->srq) {
+	/* XRC QPs receive into XRC SRQs only (the TGT's), never their own. */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq ||
+	    ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -804,6 +818,21 @@ static void sib_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 	wqe->wr.ud.remote_qkey = remote_qkey;
 }
 
+static void sib_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp,
+				uint32_t remote_srqn)
+{
+	struct sib_qp *qp = to_sqp_ex(ibqp);
+	struct sib_send_wqe *wqe = qp->wr_wqe;
+
+	if (!wqe)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND) {
+		sib_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->wr.xrc.remote_srqn = remote_srqn;
+}
+
 static void sib_wr_start(struct ibv_qp_ex *ibqp)
 {
 	struct sib_qp *qp = to_sqp_ex(ibqp);
@@ -871,6 +900,7 @@ static void sib_qp_init_ex_ops(struct sib_qp *qp)
 	qpx->wr_set_inline_data = sib_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = sib_wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = sib_wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = sib_wr_set_xrc_srqn;
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 }
@@ -878,6 +908,29 @@ static void sib_qp_init_ex_ops(struct sib_qp *qp)
 /* ---------------------------------------------------------------------
  * Create / modify / query / destroy
  */
+/*
+ * An XRC_TGT QP: an XRC domain's, no PD, no CQ, no queue of its own; the
+ * kernel maps nothing of it (ib_core creates it for the domain).
+ */
+static int sib_check_xrc_tgt_attr(struct sib_context *ctx,
+				  const struct ibv_qp_init_attr_ex *attr,
+				  uint32_t *opcodes)
+{
+	if (!(ctx->caps & SIB_UCTX_CAP_XRC))
+		return EOPNOTSUPP;
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_XRCD |
+					  IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS))
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	*opcodes = 0;
+	return 0;
+}
+
 static int sib_check_qp_attr(struct sib_context *ctx,
 			     const struct ibv_qp_init_attr_ex *attr,
 			     uint32_t *opcodes)
@@ -905,8 +958,17 @@ static int sib_check_qp_attr(struct sib_context *ctx,
 		*opcodes = SIB_UD_OPS;
 		send_ops = SIB_UD_SEND_OPS;
 		break;
+	case IBV_QPT_XRC_SEND:
+		/* RC's requests, less ATOMIC WRITE and FLUSH (no XRC opcode). */
+		if (!(ctx->caps & SIB_UCTX_CAP_XRC))
+			return EOPNOTSUPP;
+		*opcodes = SIB_RC_OPS;
+		send_ops = SIB_RC_SEND_OPS;
+		break;
+	case IBV_QPT_XRC_RECV:
+		return sib_check_xrc_tgt_attr(ctx, attr, opcodes);
 	default:
-		/* XRC, RAW_PACKET, DRIVER, ... */
+		/* RAW_PACKET, DRIVER, ... */
 		return EOPNOTSUPP;
 	}
 
@@ -930,6 +992,8 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	struct sib_cmd_create_qp_ex cmd;
 	const struct sib_create_qp_resp *uresp = &resp.drv_payload;
 	struct verbs_context *vctx = &to_sctx(ibctx)->ibv_ctx;
+	/* An XRC_TGT QP is its domain's, on no PD. */
+	struct ibv_pd *pd = attr->qp_type == IBV_QPT_XRC_RECV ? NULL : attr->pd;
 	struct sib_qp *qp;
 	uint32_t opcodes;
 	bool rq_ok;
@@ -950,6 +1014,9 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
+	/* An XRC_TGT QP has no queue to map and nothing to post to. */
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return &qp->vqp.qp;
 
 	/* attr->cap now holds what the kernel granted. */
 	ret = sib_wq_init(ibctx, &qp->sq, &uresp->sq, attr->cap.max_send_wr,
@@ -974,7 +1041,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	}
 
 	/* On a thread domain the application serialises the queues' users. */
-	qp->sq.lock.off = sib_pd_td(attr->pd);
+	qp->sq.lock.off = sib_pd_td(pd);
 	qp->rq.lock.off = qp->sq.lock.off;
 	qp->sq_opcodes = opcodes;
 	qp->sig_all = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
@@ -988,7 +1055,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *ibctx,
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		sib_qp_init_ex_ops(qp);
 
-	sib_pd_use(attr->pd, 1);
+	sib_pd_use(pd, 1);
 	return &qp->vqp.qp;
 
 err_unmap_rq:
@@ -1030,6 +1097,35 @@ struct ibv_qp *sib_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
+/*
+ * Open, in this process, an XRC_TGT QP of a domain it opened: a handle to
+ * the QP (ib_core's), with no queue to map.
+ */
+struct ibv_qp *sib_open_qp(struct ibv_context *ibctx,
+			   struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct sib_qp *qp;
+	int ret;
+
+	if (!(to_sctx(ibctx)->caps & SIB_UCTX_CAP_XRC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
 int sib_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask)
 {
@@ -1068,7 +1164,8 @@ int sib_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 
-	sib_pd_use(ibqp->pd, -1);
+	if (ibqp->qp_type != IBV_QPT_XRC_RECV)
+		sib_pd_use(ibqp->pd, -1);
 	sib_wq_destroy(&qp->rq);
 	sib_wq_destroy(&qp->sq);
 	free(qp);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * sib: shared receive queues (basic SRQs only).
+ * sib: shared receive queues, basic and XRC, and XRC domains.
  *
  * An SRQ is a ring of receive WQEs like a QP's RQ; posting to it needs no
- * system call. The kernel does not support resizing an SRQ.
+ * system call. The kernel does not support resizing an SRQ. An XRC SRQ
+ * belongs to an XRC domain and has a CQ of its own; XRC_TGT QPs of its
+ * domain deliver into it the requests that name its number.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,7 +14,8 @@
 #include "sib.h"
 
 enum {
-	SIB_SRQ_COMP_MASK = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+	SIB_SRQ_COMP_MASK = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			    IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
 };
 
 static int sib_srq_init(struct sib_srq *srq, struct ibv_context *ibctx,
@@ -70,6 +73,33 @@ err_free:
 	return NULL;
 }
 
+static int sib_srq_check_ex(struct sib_context *ctx,
+			    const struct ibv_srq_init_attr_ex *attr)
+{
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
+
+	if (attr->comp_mask & ~(uint32_t)SIB_SRQ_COMP_MASK)
+		return EOPNOTSUPP;
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	switch (type) {
+	case IBV_SRQT_BASIC:
+		return 0;
+	case IBV_SRQT_XRC:
+		if (!(ctx->caps & SIB_UCTX_CAP_XRC))
+			return EOPNOTSUPP;
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ||
+		    !attr->xrcd || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ||
+		    !attr->cq)
+			return EINVAL;
+		return 0;
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
 struct ibv_srq *sib_create_srq_ex(struct ibv_context *ibctx,
 				  struct ibv_srq_init_attr_ex *attr)
 {
@@ -78,14 +108,9 @@ struct ibv_srq *sib_create_srq_ex(struct ibv_context *ibctx,
 	struct sib_srq *srq;
 	int ret;
 
-	if ((attr->comp_mask & ~(uint32_t)SIB_SRQ_COMP_MASK) ||
-	    ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	     attr->srq_type != IBV_SRQT_BASIC)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
-		errno = EINVAL;
+	ret = sib_srq_check_ex(to_sctx(ibctx), attr);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 
@@ -150,4 +175,51 @@ int sib_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
 	return sib_wq_post_recv(&to_ssrq(ibsrq)->rq, wr, bad_wr);
+}
+
+int sib_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = to_ssrq(ibsrq)->vsrq.srq_num;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * XRC domains: ib_core does the sharing between processes (by the inode
+ * of the file given); sib keeps nothing of its own in one.
+ */
+struct ibv_xrcd *sib_open_xrcd(struct ibv_context *ibctx,
+			       struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	if (!(to_sctx(ibctx)->caps & SIB_UCTX_CAP_XRC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int sib_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
 }

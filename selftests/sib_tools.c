@@ -206,7 +206,7 @@ TEST_F_TIMEOUT(lo, perftest_lat, 1200)
 /*
  * rdma-core's own test suite (python3-pyverbs, v44), in the modules given
  * (run_tests.py's arguments): no failure and no error; skips are only for
- * what sib does not advertise (XRC, dma-buf, raw packet, ODP) or what
+ * what sib does not advertise (dma-buf, raw packet, ODP) or what
  * needs mlx5 or a GPU.
  */
 static void rdma_core_suite(struct __test_metadata *_metadata,

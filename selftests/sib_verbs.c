@@ -228,15 +228,24 @@ TEST_F(dev, pd_alloc_free)
 
 TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 {
-	struct ibv_xrcd_init_attr xrcd = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1,
-		.oflags = O_CREAT,
+	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
+	struct ibv_cq *cq = ibv_create_cq(self->ctx, 4, NULL, NULL, 0);
+	struct ibv_wq_init_attr wq = {
+		.wq_type = IBV_WQT_RQ,
+		.max_wr = 4,
+		.max_sge = 1,
+		.pd = pd,
+		.cq = cq,
 	};
 
+	ASSERT_NE(NULL, pd);
+	ASSERT_NE(NULL, cq);
+	/* Work queues (receive side scaling) are not implemented. */
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_open_xrcd(self->ctx, &xrcd));
+	EXPECT_EQ(NULL, ibv_create_wq(self->ctx, &wq));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
 }
 
 TEST_F(dev, renamed_device_still_matched)

@@ -96,6 +96,13 @@ enum sib_ucontext_caps {
 	 * device memory (the kernel has no alloc_dm and answers EOPNOTSUPP).
 	 */
 	SIB_UCTX_CAP_DM = 1 << 7,
+	/*
+	 * XRC: XRC domains, XRC SRQs, XRC_INI and XRC_TGT QPs. The XRC SRQ
+	 * a request of an XRC_INI QP is for travels in the send WQE's
+	 * wr.xrc.remote_srqn, which no opcode an XRC_INI QP sends uses for
+	 * anything else.
+	 */
+	SIB_UCTX_CAP_XRC = 1 << 8,
 };
 
 enum sib_ucontext_req_flags {
@@ -359,6 +366,15 @@ struct sib_send_wqe {
 			__u8 level;	/* enum sib_flush_level */
 			__u8 reserved[6];
 		} flush;
+		/*
+		 * XRC_INI QPs: the remote XRC SRQ, after the largest of
+		 * the fields above that SEND, RDMA and atomics use.
+		 */
+		struct {
+			__u32 reserved[8];
+			__u32 remote_srqn;
+			__u32 reserved2;
+		} xrc;
 		__u8 raw[40];
 	} wr;
 	/* struct sib_sge sge[num_sge], or inline data, follows. */

@@ -96,6 +96,14 @@ enum sib_ucontext_caps {
 	 * device memory (the kernel has no alloc_dm and answers EOPNOTSUPP).
 	 */
 	SIB_UCTX_CAP_DM = 1 << 7,
+	/*
+	 * The kernel implements on-demand paging: reg_mr takes
+	 * IBV_ACCESS_ON_DEMAND (explicit ODP; implicit ODP is refused with
+	 * EOPNOTSUPP) and ibv_advise_mr() prefetches. Without this bit a
+	 * provider answers ibv_advise_mr() with EOPNOTSUPP itself. Bit 8 is
+	 * XRC's.
+	 */
+	SIB_UCTX_CAP_ODP = 1 << 9,
 };
 
 enum sib_ucontext_req_flags {

@@ -511,4 +511,4 @@ TEST_F(odp, dereg_after_use)
 	}
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

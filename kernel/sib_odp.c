@@ -230,8 +230,13 @@ static void sib_odp_work(struct work_struct *work)
 	struct sib_odp *odp = container_of(work, struct sib_odp, work);
 	struct sib_odp_range r;
 
+	/*
+	 * A fault racing with zaps of the same range (MADV_DONTNEED every
+	 * 5 ms) has been seen to fail once, for a reason not yet known: a
+	 * range is reported only when a second try fails too.
+	 */
 	while (sib_odp_next(odp, &r))
-		if (sib_odp_fault(odp, r, true))
+		if (sib_odp_fault(odp, r, true) && sib_odp_fault(odp, r, true))
 			sib_odp_fail(odp, r);
 }
 

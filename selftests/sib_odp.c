@@ -8,6 +8,8 @@
  * byte; madvise(MADV_DONTNEED), munmap and a new mapping at the same
  * address between transfers, MADV_DONTNEED during them; fork's
  * copy-on-write; ibv_advise_mr() prefetch and its errors; the counters.
+ * Then WRITE, READ and SEND between ODP MRs of two sib devices on a veth
+ * between two namespaces (RoCEv2: the responder runs in softirq).
  *
  * QP 0 is the requester ("A"), QP 1 the responder ("B").
  */
@@ -509,6 +511,160 @@ TEST_F(odp, dereg_after_use)
 		EXPECT_UNTOUCHED(t.p + i * 4096, 4096, i, "written");
 		odp_free(&t);
 	}
+}
+
+/* ---- over RoCEv2: two sib devices on a veth between two namespaces ---- */
+
+#define NSA	"sibodpA"
+#define NSB	"sibodpB"
+#define IP4A	"192.0.2.1"
+#define IP4B	"192.0.2.2"
+
+static void net_cleanup(void)
+{
+	sib_delete_all();
+	shq("ip netns del " NSA);
+	shq("ip netns del " NSB);
+}
+
+static int net_setup(void)
+{
+	if (module_load())
+		return -1;
+	net_cleanup();
+	return sh("ip netns add " NSA " && ip netns add " NSB " && "
+		  "ip link add sibodpa netns " NSA " type veth peer name sibodpb netns " NSB " && "
+		  "ip -n " NSA " addr add " IP4A "/24 dev sibodpa && "
+		  "ip -n " NSB " addr add " IP4B "/24 dev sibodpb && "
+		  "ip -n " NSA " link set sibodpa up && ip -n " NSB " link set sibodpb up && "
+		  "ip netns exec " NSA " rdma link add sibA type sib netdev sibodpa && "
+		  "ip netns exec " NSB " rdma link add sibB type sib netdev sibodpb");
+}
+
+/* One end: its own context, PD, CQ, an RC QP and an ODP buffer. */
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int gid;
+	struct buf m;
+};
+
+static int end_open(struct end *e, const char *dev, const char *ip)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	e->gid = wait_gid_index(dev, ip);
+	e->ctx = pair_open_dev(dev);
+	if (e->gid < 0 || !e->ctx)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
+	ia.send_cq = ia.recv_cq = e->cq;
+	e->qp = e->cq ? ibv_create_qp(e->pd, &ia) : NULL;
+	if (!e->qp)
+		return -1;
+	return odp_buf(&e->m, e->pd, BUFSZ, ODP_ACC);
+}
+
+static void end_close(struct end *e)
+{
+	odp_free(&e->m);
+	if (e->qp)
+		ibv_destroy_qp(e->qp);
+	if (e->cq)
+		ibv_destroy_cq(e->cq);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	memset(e, 0, sizeof(*e));
+}
+
+static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
+		       uint32_t sq_psn)
+{
+	union ibv_gid g = {};
+
+	ibv_query_gid(peer->ctx, 1, peer->gid, &g);
+	return qp_connect_to(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn,
+			     sq_psn, IBV_MTU_1024, sib_qp_timeout(14), 7);
+}
+
+FIXTURE(wire) {
+	struct end a, b;
+};
+
+FIXTURE_SETUP(wire)
+{
+	memset(&self->a, 0, sizeof(self->a));
+	memset(&self->b, 0, sizeof(self->b));
+	ASSERT_EQ(0, net_setup());
+	ASSERT_EQ(0, end_open(&self->a, "sibA", IP4A));
+	ASSERT_EQ(0, end_open(&self->b, "sibB", IP4B));
+	ASSERT_EQ(0, end_connect(&self->a, &self->b, 100, 200));
+	ASSERT_EQ(0, end_connect(&self->b, &self->a, 200, 100));
+}
+
+FIXTURE_TEARDOWN(wire)
+{
+	end_close(&self->a);
+	end_close(&self->b);
+	net_cleanup();
+}
+
+/*
+ * Over the wire the responder runs from the receive softirq: WRITE,
+ * READ and SEND between ODP MRs whose pages were never touched, and a
+ * WRITE after MADV_DONTNEED of the target.
+ */
+TEST_F(wire, write_read_send_untouched)
+{
+	struct end *a = &self->a, *b = &self->b;
+	uint8_t *want = malloc(BUFSZ);
+	long long rnr0 = hw_counter("sibB", "odp_rnr_nak_sent");
+	struct ibv_sge sge;
+
+	ASSERT_NE(NULL, want);
+	fill_pattern(want, BUFSZ, 60);
+	memcpy(a->m.p, want, BUFSZ);
+	sge = mk_sge(&a->m, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&b->m, 0),
+			     b->m.mr->rkey));
+	expect_wc("write", a->cq, 1, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
+		  NULL);
+	EXPECT_SAME(b->m.p, want, BUFSZ, "written");
+	EXPECT_LT(rnr0, hw_counter("sibB", "odp_rnr_nak_sent"));
+
+	/* B reads A's bytes into its untouched half... after DONTNEED. */
+	ASSERT_EQ(0, madvise(b->m.p, BUFSZ, MADV_DONTNEED));
+	sge = mk_sge(&b->m, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(b->qp, IBV_WR_RDMA_READ, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&a->m, 0),
+			     a->m.mr->rkey));
+	expect_wc("read", b->cq, 2, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
+		  NULL);
+	EXPECT_SAME(b->m.p, want, BUFSZ, "read");
+
+	/* A SEND into A's dropped pages. */
+	ASSERT_EQ(0, madvise(a->m.p, BUFSZ, MADV_DONTNEED));
+	sge = mk_sge(&a->m, 0, BUFSZ);
+	ASSERT_EQ(0, post_recv_sges(a->qp, 3, &sge, 1));
+	sge = mk_sge(&b->m, 0, 65536);
+	ASSERT_EQ(0, post_op(b->qp, IBV_WR_SEND, 4, &sge, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", b->cq, 4, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
+		  NULL);
+	expect_wc("recv", a->cq, 3, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  a->qp->qp_num, 65536, NULL);
+	EXPECT_SAME(a->m.p, want, 65536, "received");
+	free(want);
 }
 
 SIB_HARNESS_MAIN

@@ -367,6 +367,7 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 			       struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
+	struct sib_sgl_pos rpos = s->rpos;
 	u32 len = pkt->paylen;
 	int ret;
 
@@ -378,6 +379,15 @@ static void sib_comp_read_resp(struct sib_qp *qp, struct sib_swqe *s,
 	ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 			       (struct sib_sge *)(s->wr + 1), s->wr->num_sge,
 			       &s->rpos, skb, pkt->hdr_len, len, SIB_TO_MEM);
+	if (ret == -EAGAIN) {
+		/*
+		 * An ODP page of the SGEs was invalidated since the request
+		 * went (sib_sgl_fault_in()) and is being brought in again:
+		 * the response is dropped, and the READ asked again.
+		 */
+		s->rpos = rpos;
+		return;
+	}
 	if (ret) {
 		sib_comp_fail(qp, s, ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
 			      IB_WC_LOC_PROT_ERR);
@@ -407,6 +417,8 @@ static void sib_comp_atomic_ack(struct sib_qp *qp, struct sib_swqe *s,
 	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
 			   (struct sib_sge *)(s->wr + 1), s->wr->num_sge, &pos,
 			   &orig, sizeof(orig), SIB_TO_MEM);
+	if (ret == -EAGAIN)
+		return;	/* as for a READ response (sib_comp_read_resp()) */
 	if (ret) {
 		sib_comp_fail(qp, s, IB_WC_LOC_PROT_ERR);
 		return;

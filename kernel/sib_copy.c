@@ -19,6 +19,7 @@
 #include "sib.h"
 #include "sib_copy.h"
 #include "sib_mkey.h"
+#include "sib_odp.h"
 
 /*
  * The kernel side of a copy: a flat buffer, or the bytes of an skb from an
@@ -133,6 +134,53 @@ static void sib_copy_user(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 	}
 }
 
+/* Pass over @len bytes of @b, as if they had been copied. */
+static void sib_kbuf_skip(struct sib_kbuf *b, u64 len)
+{
+	if (b->skb) {
+		b->off += len;
+		b->frag = -1;
+	} else {
+		b->p += len;
+	}
+}
+
+/*
+ * An ODP MR: each page is used under the read side of its lock, so that
+ * an invalidation waits for the copy. A page invalidated since
+ * sib_mr_get() checked it is not touched: what was to be written there
+ * is dropped (as if written just before the invalidation), and what was
+ * to be read from it reads as zeros (what an anonymous page reads after
+ * MADV_DONTNEED); no stale or foreign byte is ever read.
+ */
+static void sib_copy_odp(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			 u64 len, enum sib_dir dir)
+{
+	u64 off = iova - mr->iova + mr->pg_off;
+	struct sib_odp *odp = mr->odp;
+
+	read_lock(&odp->lock);
+	while (len) {
+		u32 po = offset_in_page(off);
+		u32 n = min_t(u64, len, PAGE_SIZE - po);
+		struct page *page = sib_odp_page(odp, off >> PAGE_SHIFT);
+		void *va;
+
+		if (page) {
+			va = kmap_local_page(page);
+			sib_copy_kva(va + po, b, n, dir);
+			kunmap_local(va);
+		} else if (dir == SIB_FROM_MEM) {
+			sib_copy_kva(page_address(ZERO_PAGE(0)), b, n, dir);
+		} else {
+			sib_kbuf_skip(b, n);
+		}
+		off += n;
+		len -= n;
+	}
+	read_unlock(&odp->lock);
+}
+
 /*
  * IB_MR_TYPE_SG_GAPS: the segment that holds @iova (a binary search of
  * the ends), its kernel address and the bytes left in it; 0 if none.
@@ -212,6 +260,9 @@ static void sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 		break;
 	case SIB_MR_FAST:
 		sib_copy_fast(mr, iova, b, len, dir);
+		break;
+	case SIB_MR_ODP:
+		sib_copy_odp(mr, iova, b, len, dir);
 		break;
 	}
 }
@@ -326,19 +377,58 @@ static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
 	}
 }
 
+/*
+ * An ODP MR's 8 bytes, mapped with its lock's read side held until
+ * sib_mr_unmap8(): ERR_PTR(-EINVAL) if unaligned, ERR_PTR(-EAGAIN) if
+ * the page was invalidated since sib_mr_get() (answer with an RNR NAK).
+ */
+static u64 *sib_odp_map8(struct sib_mr *mr, u64 iova)
+{
+	u64 off = iova - mr->iova + mr->pg_off;
+	struct page *page;
+
+	if (off & 7)
+		return ERR_PTR(-EINVAL);
+	read_lock(&mr->odp->lock);
+	page = sib_odp_page(mr->odp, off >> PAGE_SHIFT);
+	if (!page) {
+		read_unlock(&mr->odp->lock);
+		return ERR_PTR(-EAGAIN);
+	}
+	return kmap_local_page(page) + offset_in_page(off);
+}
+
+/* sib_mr_map8() or sib_odp_map8(): the pointer, or NULL and *@err. */
+static u64 *sib_mr_map8_err(struct sib_mr *mr, u64 iova, int *err)
+{
+	u64 *p;
+
+	*err = -EINVAL;
+	if (mr->mr_kind != SIB_MR_ODP)
+		return sib_mr_map8(mr, iova);
+	p = sib_odp_map8(mr, iova);
+	if (!IS_ERR(p))
+		return p;
+	*err = PTR_ERR(p);
+	return NULL;
+}
+
 static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
 {
-	if (sib_mr_has_pages(mr))
+	if (sib_mr_has_pages(mr) || mr->mr_kind == SIB_MR_ODP)
 		kunmap_local(p);
+	if (mr->mr_kind == SIB_MR_ODP)
+		read_unlock(&mr->odp->lock);
 }
 
 int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
 			  u64 *orig)
 {
-	u64 *p = sib_mr_map8(mr, iova);
+	int err;
+	u64 *p = sib_mr_map8_err(mr, iova, &err);
 
 	if (!p)
-		return -EINVAL;
+		return err;
 	*orig = cmpxchg64(p, compare, swap);
 	sib_mr_unmap8(mr, p);
 	return 0;
@@ -346,10 +436,11 @@ int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
 
 int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 {
-	u64 *p = sib_mr_map8(mr, iova);
+	int err;
+	u64 *p = sib_mr_map8_err(mr, iova, &err);
 
 	if (!p)
-		return -EINVAL;
+		return err;
 	*orig = atomic64_fetch_add(add, (atomic64_t *)p);
 	sib_mr_unmap8(mr, p);
 	return 0;
@@ -357,10 +448,11 @@ int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 
 int sib_mr_atomic_write(struct sib_mr *mr, u64 iova, u64 val)
 {
-	u64 *p = sib_mr_map8(mr, iova);
+	int err;
+	u64 *p = sib_mr_map8_err(mr, iova, &err);
 
 	if (!p)
-		return -EINVAL;
+		return err;
 	/* Ordered after the stores of the requests before it. */
 	smp_store_release(p, val);
 	sib_mr_unmap8(mr, p);
@@ -453,6 +545,27 @@ int sib_sgl_frags(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 
 	return sib_sgl_copy_kbuf(sdev, pd, qpn, sge, num_sge, pos, &b, len,
 				 SIB_FROM_MEM, true);
+}
+
+int sib_sgl_fault_in(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		     const struct sib_sge *sge, u32 num_sge)
+{
+	struct sib_mr *mr;
+	int ret = 0;
+	u64 at;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++) {
+		mr = sib_mr_get(sdev, pd, qpn, sge[i].lkey, sge[i].addr,
+				sge[i].length, SIB_ACC_LOCAL_WRITE, &at);
+		if (PTR_ERR(mr) == -EFAULT)
+			return -EFAULT;
+		if (PTR_ERR(mr) == -EAGAIN)
+			ret = -EAGAIN;
+		else if (!IS_ERR(mr))
+			sib_mr_put(mr);
+	}
+	return ret;
 }
 
 s64 sib_sgl_len(const struct sib_sge *sge, u32 num_sge)

@@ -80,7 +80,8 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
  * move an aligned offset onto an unaligned address, which would also
  * let the access run into the physically next page.
  * Context: any, no sleeping.
- * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned, -EAGAIN
+ * if the page of an ODP MR was invalidated since sib_mr_get().
  */
 int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
 			  u64 *orig);
@@ -186,6 +187,25 @@ int sib_sgl_copy_skb(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 int sib_sgl_frags(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 		  const struct sib_sge *sge, u32 num_sge,
 		  struct sib_sgl_pos *pos, struct sk_buff *skb, u32 len);
+
+/**
+ * sib_sgl_fault_in() - have the ODP pages of a local SGE list brought in
+ * @sdev:	the device
+ * @pd:		the QP's PD
+ * @qpn:	the QP's number
+ * @sge:	the SGE list, in kernel memory, that an answer will be
+ *		written to (a READ's or an atomic's)
+ * @num_sge:	entries in @sge
+ *
+ * Queues a fault for every missing page of an ODP MR in the list. Other
+ * key problems are left for the copy to report.
+ *
+ * Context: any, no sleeping.
+ * Return: 0 if every page is present, -EAGAIN if some are being brought
+ * in, -EFAULT if bringing them in failed (sib_odp_check()).
+ */
+int sib_sgl_fault_in(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
+		     const struct sib_sge *sge, u32 num_sge);
 
 /**
  * sib_sgl_len() - total length of an SGE list

@@ -16,6 +16,7 @@
 #include "sib.h"
 #include "sib_mkey.h"
 #include "sib_mw.h"
+#include "sib_odp.h"
 
 /* Indices 1..SIB_MEM_MAX_INDEX; each kind is counted separately. */
 #define SIB_MEM_MAX_INDEX	(SIB_MAX_MR + SIB_MAX_MW)
@@ -183,6 +184,9 @@ static int sib_mr_check_get(struct sib_mr *mr, struct ib_pd *pd, u32 key,
 	ret = sib_mr_snap_check(&s, pd, key, need);
 	if (!ret && !sib_range_ok(s.iova, s.length, iova, len))
 		ret = -ERANGE;
+	/* ODP: the pages must be present (or come in: -EAGAIN). */
+	if (!ret && mr->mr_kind == SIB_MR_ODP)
+		ret = sib_odp_check(mr->odp, iova - s.iova + mr->pg_off, len);
 	if (ret)
 		sib_mr_put(mr);
 	return ret;
@@ -217,6 +221,31 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 	}
 	rcu_read_unlock();
 	return ret ? ERR_PTR(ret) : mr;
+}
+
+struct sib_mr *sib_mr_get_odp(struct sib_dev *sdev, struct ib_pd *pd,
+			      u32 lkey, u64 iova, u64 len, bool write,
+			      u64 *mr_iova)
+{
+	struct sib_mr *mr = sib_mr_find_get(&sdev->mem, lkey);
+	struct sib_mr_snap s;
+	int ret = 0;
+
+	*mr_iova = iova;
+	if (!mr)
+		return ERR_PTR(-ENOENT);
+	sib_mr_snapshot(mr, &s);
+	if (mr->mr_kind != SIB_MR_ODP ||
+	    sib_mr_snap_check(&s, pd, lkey,
+			      write ? IB_ACCESS_LOCAL_WRITE : 0))
+		ret = -ENOENT;
+	else if (!sib_range_ok(s.iova, s.length, iova, len))
+		ret = -EINVAL;
+	if (ret) {
+		sib_mr_put(mr);
+		return ERR_PTR(ret);
+	}
+	return mr;
 }
 
 struct sib_mr *sib_mr_get_whole(struct sib_dev *sdev, struct ib_pd *pd,

@@ -52,7 +52,9 @@ enum sib_acc {
  * @len == 0, or ERR_PTR(-EINVAL) for an unknown or stale key, a wrong PD,
  * a window used by another QP or through an lkey, ERR_PTR(-EACCES) for a
  * missing right, ERR_PTR(-ERANGE) for an access outside the region or
- * window.
+ * window; for an ODP MR also ERR_PTR(-EAGAIN) while missing pages are
+ * brought in (try again later) and ERR_PTR(-EFAULT) when bringing them
+ * in failed (sib_odp_check()).
  */
 struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 			  u32 key, u64 iova, u64 len, enum sib_acc acc,
@@ -75,6 +77,27 @@ struct sib_mr *sib_mr_get(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
  */
 struct sib_mr *sib_mr_get_whole(struct sib_dev *sdev, struct ib_pd *pd,
 				u32 key, enum sib_acc acc);
+
+/**
+ * sib_mr_get_odp() - resolve an lkey of an ODP MR for a prefetch
+ * @sdev:	the device
+ * @pd:		the PD the lkey must belong to
+ * @lkey:	the key
+ * @iova:	first address to prefetch
+ * @len:	bytes (> 0)
+ * @write:	the MR must grant local write (PREFETCH_WRITE)
+ * @mr_iova:	set to @iova
+ *
+ * Unlike sib_mr_get(), pages need not be present.
+ *
+ * Context: any, no sleeping.
+ * Return: a referenced MR (release it with sib_mr_put()),
+ * ERR_PTR(-ENOENT) for an unknown or stale key, a wrong PD, an MR that
+ * is not ODP or lacks the right, ERR_PTR(-EINVAL) for a range outside it.
+ */
+struct sib_mr *sib_mr_get_odp(struct sib_dev *sdev, struct ib_pd *pd,
+			      u32 lkey, u64 iova, u64 len, bool write,
+			      u64 *mr_iova);
 
 /**
  * sib_mr_put() - drop a reference taken by sib_mr_get(); NULL is a no-op

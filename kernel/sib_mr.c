@@ -16,6 +16,7 @@
 #include "sib_dm.h"
 #include "sib_mkey.h"
 #include "sib_mw.h"
+#include "sib_odp.h"
 
 /*
  * Flags a registration accepts; the optional range is ignored. A FLUSH
@@ -61,13 +62,26 @@ static int sib_check_access(int access)
 	return 0;
 }
 
+/*
+ * Only user MRs may page on demand (reg_user_mr's IB_ACCESS_ON_DEMAND);
+ * they cannot have windows, which sib would have to keep mapped.
+ */
+static int sib_check_kind_access(u8 kind, int access)
+{
+	if (kind != SIB_MR_ODP)
+		return sib_check_access(access);
+	if (access & IB_ACCESS_MW_BIND)
+		return -EINVAL;
+	return sib_check_access(access & ~IB_ACCESS_ON_DEMAND);
+}
+
 static struct sib_mr *sib_mr_alloc(struct ib_pd *pd, u8 kind, int access)
 {
 	struct sib_mem_table *t = &to_sdev(pd->device)->mem;
 	struct sib_mr *mr;
 	int ret;
 
-	ret = sib_check_access(access);
+	ret = sib_check_kind_access(kind, access);
 	if (ret)
 		return ERR_PTR(ret);
 	if (atomic_inc_return(&t->num_mr) > SIB_MAX_MR) {
@@ -183,6 +197,32 @@ static int sib_check_length(u64 length)
 	return length && length <= SIB_MAX_MR_SIZE ? 0 : -EINVAL;
 }
 
+/*
+ * An explicit ODP MR: nothing is pinned, pages come in on first use
+ * (sib_odp.h).
+ */
+static struct ib_mr *sib_reg_odp_mr(struct ib_pd *pd, u64 start, u64 length,
+				    u64 iova, int access)
+{
+	struct sib_odp *odp;
+	struct sib_mr *mr;
+
+	mr = sib_mr_alloc(pd, SIB_MR_ODP, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	odp = sib_odp_create(pd->device, start, length, access);
+	if (IS_ERR(odp)) {
+		sib_mr_free_new(mr);
+		return ERR_CAST(odp);
+	}
+	mr->odp = odp;
+	mr->pg_off = offset_in_page(start);
+	mr->iova = iova;
+	mr->length = length;
+	sib_mr_publish(mr, SIB_MEM_VALID);
+	return &mr->ib_mr;
+}
+
 struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 			      u64 iova, int access, SIB_REG_USER_MR_DMAH
 			      struct ib_udata *udata)
@@ -191,9 +231,14 @@ struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	struct sib_mr *mr;
 	int ret;
 
+	/* Implicit ODP (the whole address space) is not implemented. */
+	if ((access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
+		return ERR_PTR(-EOPNOTSUPP);
 	ret = sib_check_length(length);
 	if (ret)
 		return ERR_PTR(ret);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return sib_reg_odp_mr(pd, start, length, iova, access);
 	mr = sib_mr_alloc(pd, SIB_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -265,6 +310,7 @@ int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
 		return ret;
 	xa_erase(&t->xa, mr->mk.index);
 	sib_mr_drain(mr);
+	sib_odp_destroy(mr->odp);
 	sib_mr_swap_pin(mr, &pin);
 	sib_unpin(&pin);
 	sib_dm_mem_put(mr->dm_mem);

@@ -38,6 +38,7 @@
 
 struct sib_dev;
 struct sib_dm_mem;
+struct sib_odp;
 
 #define SIB_MAX_MR		0x40000
 #define SIB_MAX_MW		0x40000
@@ -97,6 +98,7 @@ enum sib_mr_kind {
 	SIB_MR_DMA,	/* get_dma_mr: addresses are kernel virtual */
 	SIB_MR_FAST,	/* alloc_mr + REG_MR WQE: kernel virtual page list */
 	SIB_MR_DM,	/* reg_dm_mr: zero-based, over device memory pages */
+	SIB_MR_ODP,	/* reg_user_mr with IB_ACCESS_ON_DEMAND: sib_odp.h */
 };
 
 enum sib_mem_state {
@@ -131,7 +133,10 @@ enum sib_mem_state {
  *		SIB_MR_DM: the device memory pages from the MR's first on
  *		(part of @dm_mem's array, constant)
  * @npages:	entries in @pages, or in @fr_live
- * @pg_off:	SIB_MR_USER, SIB_MR_DM: offset of @iova within @pages[0]
+ * @pg_off:	SIB_MR_USER, SIB_MR_DM, SIB_MR_ODP: offset of @iova within
+ *		its first page
+ * @odp:	SIB_MR_ODP: the pages, present or not (sib_odp.h); constant
+ *		from registration to dereg
  * @dm_mem:	SIB_MR_DM: the device memory, referenced until dereg
  * @fr_map:	SIB_MR_FAST: list written by map_mr_sg (staging)
  * @fr_live:	SIB_MR_FAST: list copied from @fr_map by a REG_MR, read by
@@ -162,6 +167,7 @@ struct sib_mr {
 	struct page **pages;
 	u32 npages;
 	u32 pg_off;
+	struct sib_odp *odp;
 	struct sib_dm_mem *dm_mem;
 	struct sib_fr_ent *fr_map;
 	struct sib_fr_ent *fr_live;

@@ -239,16 +239,40 @@ static void sib_fill_exts(struct sk_buff *skb, struct sib_send_wqe *w,
 	sib_xrc_fill(skb, w);
 }
 
-/* Copy @len payload bytes of @s at its send position into @buf. */
+/*
+ * Copy @len payload bytes of @s at its send position into @buf. On
+ * -EAGAIN (an ODP page is being brought in) the position stays, so that
+ * the packet is built again from the same bytes.
+ */
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf, u32 len)
 {
+	struct sib_sgl_pos pos = s->pos;
+	int ret;
+
 	if (s->wr->send_flags & IB_SEND_INLINE) {
 		memcpy(buf, (void *)(s->wr + 1) + s->sent, len);
 		return 0;
 	}
-	return sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-			    sib_swqe_sge(s), s->wr->num_sge, &s->pos, buf, len,
-			    SIB_FROM_MEM);
+	ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			   sib_swqe_sge(s), s->wr->num_sge, &s->pos, buf, len,
+			   SIB_FROM_MEM);
+	if (ret == -EAGAIN)
+		s->pos = pos;
+	return ret;
+}
+
+/*
+ * A page of an ODP MR that an SGE names is being brought in (sib_odp.h):
+ * stop the requester for a tick and try again, with the RNR wait's
+ * timer (unless a real RNR wait runs already). Returns -EAGAIN.
+ */
+int sib_req_odp_wait(struct sib_qp *qp)
+{
+	sib_count(qp->sdev, SIB_CNT_ODP_REQ_WAITS);
+	qp->req.rnr_wait = true;
+	if (!timer_pending(&qp->rnr_timer))
+		mod_timer(&qp->rnr_timer, jiffies + 1);
+	return -EAGAIN;
 }
 
 static u8 sib_copy_status(int err)
@@ -324,6 +348,8 @@ static int sib_req_send_seg(struct sib_qp *qp, struct sib_swqe *s)
 	if (!skb) {
 		if (ret == -ENOMEM)
 			return ret;
+		if (ret == -EAGAIN)
+			return sib_req_odp_wait(qp);
 		sib_swqe_fail(qp, s, sib_copy_status(ret));
 		return 0;
 	}
@@ -355,6 +381,17 @@ static int sib_req_send_rd_atomic(struct sib_qp *qp, struct sib_swqe *s)
 	struct sib_send_wqe *w = s->wr;
 	struct sk_buff *skb;
 	u32 npkts = 1;
+	int ret;
+
+	/* The answer lands in the SGEs: bring ODP pages in first. */
+	ret = sib_sgl_fault_in(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
+			       sib_swqe_sge(s), w->num_sge);
+	if (ret == -EAGAIN)
+		return sib_req_odp_wait(qp);
+	if (ret) {
+		sib_swqe_fail(qp, s, IB_WC_LOC_PROT_ERR);
+		return 0;
+	}
 
 	if (w->opcode == IB_WR_RDMA_READ) {
 		struct sib_reth *reth;

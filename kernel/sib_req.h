@@ -11,6 +11,7 @@ struct sib_qp;
 struct sib_swqe;
 
 void sib_requester(struct sib_qp *qp);
+int sib_req_odp_wait(struct sib_qp *qp);
 int sib_req_gather(struct sib_qp *qp, struct sib_swqe *s, void *buf,
 		   u32 len);
 

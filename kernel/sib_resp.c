@@ -189,6 +189,22 @@ static void sib_resp_uc_abort(struct sib_qp *qp, u8 status)
 	qp->resp.rcvd = 0;
 }
 
+/*
+ * A page of an ODP MR is being brought in (sib_odp.h): RC answers with an
+ * RNR NAK, so that the requester sends the packet again after the RNR
+ * timer, as HCAs do on a page fault; the PSN stays. UC has no RNR NAK:
+ * the caller drops the message. Returns -EAGAIN.
+ */
+int sib_resp_odp_rnr(struct sib_qp *qp, u32 psn)
+{
+	if (qp->ib_qp.qp_type == IB_QPT_RC) {
+		sib_count(qp->sdev, SIB_CNT_RNR_NAK_SENT);
+		sib_count(qp->sdev, SIB_CNT_ODP_RNR_NAK_SENT);
+		sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK | qp->attr.min_rnr_timer);
+	}
+	return -EAGAIN;
+}
+
 /* ---- SEND ------------------------------------------------------------------------ */
 
 static u8 sib_copy_nak(int err)
@@ -203,14 +219,21 @@ static int sib_resp_send(struct sib_qp *qp, struct sk_buff *skb)
 {
 	struct sib_pkt *pkt = sib_pkt(skb);
 	struct sib_rwqe *rw = &qp->resp.rwqe;
+	struct sib_sgl_pos pos;
 	int ret;
 
 	ret = sib_resp_get_rwqe(qp, pkt->psn);
 	if (ret)
 		return ret;
+	pos = qp->resp.pos;
 	ret = sib_sgl_copy_skb(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rw->sge,
 			       rw->num_sge, &qp->resp.pos, skb, pkt->hdr_len,
 			       pkt->paylen, SIB_TO_MEM);
+	if (ret == -EAGAIN) {
+		/* The packet comes again: from where it started. */
+		qp->resp.pos = pos;
+		return sib_resp_odp_rnr(qp, pkt->psn);
+	}
 	if (ret) {
 		if (sib_qp_type(qp) == IB_QPT_RC)
 			sib_resp_complete_recv(qp, skb, ret == -EMSGSIZE ?
@@ -296,6 +319,8 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 
 	if (pkt->flags & SIB_OP_FIRST) {
 		ret = sib_resp_write_first(qp, skb);
+		if (ret == -EAGAIN)
+			return sib_resp_odp_rnr(qp, pkt->psn);
 		if (ret) {
 			sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR,
 				     SIB_RESP_FATAL);
@@ -313,6 +338,8 @@ static int sib_resp_write(struct sib_qp *qp, struct sk_buff *skb)
 		return -EINVAL;
 	}
 	ret = sib_resp_write_data(qp, skb);
+	if (ret == -EAGAIN)
+		return sib_resp_odp_rnr(qp, pkt->psn);
 	if (ret) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return ret;

@@ -39,6 +39,7 @@ int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
 /* The answers, for sib_resp_rd.c too. */
 __be32 sib_aeth_val(struct sib_qp *qp, u8 syn);
 void sib_resp_ack(struct sib_qp *qp, u32 psn, u8 syn);
+int sib_resp_odp_rnr(struct sib_qp *qp, u32 psn);
 void sib_resp_nak(struct sib_qp *qp, u32 psn, u8 code,
 		  enum sib_resp_err how);
 

@@ -231,6 +231,8 @@ static int sib_resp_read_key(struct sib_qp *qp, u32 psn, u64 va, u32 rkey,
 		return 0;
 	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp), rkey, va, len,
 			SIB_ACC_REMOTE_READ, &mr_va);
+	if (PTR_ERR(mr) == -EAGAIN)
+		return sib_resp_odp_rnr(qp, psn);
 	if (IS_ERR(mr)) {
 		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return PTR_ERR(mr);
@@ -297,6 +299,8 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp),
 			be32_to_cpu(a->rkey), va, 8, SIB_ACC_REMOTE_ATOMIC,
 			&mr_va);
+	if (PTR_ERR(mr) == -EAGAIN)
+		return sib_resp_odp_rnr(qp, pkt->psn);
 	if (IS_ERR(mr)) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return PTR_ERR(mr);
@@ -320,6 +324,8 @@ int sib_resp_atomic(struct sib_qp *qp, struct sk_buff *skb)
 		ret = sib_mr_atomic_fetch_add(mr, mr_va,
 					      be64_to_cpu(a->swap_add), &orig);
 	sib_mr_put(mr);
+	if (ret == -EAGAIN)
+		return sib_resp_odp_rnr(qp, pkt->psn);
 	if (ret) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return ret;
@@ -372,6 +378,8 @@ int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
 	mr = sib_mr_get(qp->sdev, sib_resp_pd(qp), sib_qpn(qp),
 			be32_to_cpu(reth->rkey), be64_to_cpu(reth->va), 8,
 			SIB_ACC_REMOTE_WRITE, &mr_va);
+	if (PTR_ERR(mr) == -EAGAIN)
+		return sib_resp_odp_rnr(qp, pkt->psn);
 	if (IS_ERR(mr)) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return PTR_ERR(mr);
@@ -379,6 +387,8 @@ int sib_resp_atomic_write(struct sib_qp *qp, struct sk_buff *skb)
 	/* Aligned in memory, as an atomic's target (sib_resp_atomic()). */
 	ret = mr_va & 7 ? -EINVAL : sib_mr_atomic_write(mr, mr_va, val);
 	sib_mr_put(mr);
+	if (ret == -EAGAIN)
+		return sib_resp_odp_rnr(qp, pkt->psn);
 	if (ret) {
 		sib_resp_nak(qp, pkt->psn, SIB_NAK_INVALID_REQ, SIB_RESP_FATAL);
 		return ret;
@@ -464,6 +474,8 @@ int sib_resp_flush(struct sib_qp *qp, struct sk_buff *skb)
 	if (!ret && (plt & SIB_FLUSH_PERSISTENT))
 		ret = sib_resp_flush_key(qp, skb, sel,
 					 SIB_ACC_FLUSH_PERSISTENT);
+	if (ret == -EAGAIN)
+		return sib_resp_odp_rnr(qp, psn);
 	if (ret) {
 		sib_resp_nak(qp, psn, SIB_NAK_REM_ACCESS_ERR, SIB_RESP_FATAL);
 		return ret;

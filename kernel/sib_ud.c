@@ -218,6 +218,10 @@ int sib_ud_send(struct sib_qp *qp, struct sib_swqe *s)
 	}
 
 	ret = sib_req_gather(qp, s, sib_pkt_payload(skb), s->len);
+	if (ret == -EAGAIN) {
+		kfree_skb(skb);
+		return sib_req_odp_wait(qp);
+	}
 	if (ret) {
 		kfree_skb(skb);
 		s->status = ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :

@@ -17,6 +17,7 @@
 #include "sib_main.h"
 #include "sib_mcast.h"
 #include "sib_mw.h"
+#include "sib_odp.h"
 #include "sib_post.h"
 #include "sib_qp.h"
 #include "sib_res.h"
@@ -82,7 +83,9 @@ static int sib_query_device(struct ib_device *ib_dev,
 	attr->hca_core_clock = SIB_CORE_CLOCK_KHZ;
 	attr->timestamp_mask = U64_MAX;
 	attr->max_fast_reg_page_list_len = SIB_MAX_FAST_REG_PAGES;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
+				 IBK_ON_DEMAND_PAGING;
+	sib_odp_caps(&attr->odp_caps);
 	attr->max_dm_size = SIB_MAX_DM_SIZE;
 	return 0;
 }
@@ -448,6 +451,11 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_UC_DROPPED].name = "uc_dropped_msgs",
 	[SIB_CNT_WIRE_TX_HELD].name = "wire_tx_held",
 	[SIB_CNT_READ_RESTARTS].name = "read_restarts",
+	[SIB_CNT_ODP_FAULT_PAGES].name = "odp_fault_pages",
+	[SIB_CNT_ODP_FAULT_ERRORS].name = "odp_fault_errors",
+	[SIB_CNT_ODP_INVALIDATIONS].name = "odp_invalidations",
+	[SIB_CNT_ODP_RNR_NAK_SENT].name = "odp_rnr_nak_sent",
+	[SIB_CNT_ODP_REQ_WAITS].name = "odp_req_waits",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,
@@ -524,6 +532,7 @@ const struct ib_device_ops sib_dev_ops = {
 	.query_port = sib_query_port,
 	.query_ucontext = sib_query_ucontext,
 	SIB_MR_DEV_OPS
+	.advise_mr = sib_odp_advise_mr,
 	SIB_MW_DEV_OPS
 	SIB_DM_DEV_OPS
 

@@ -347,6 +347,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.alloc_parent_domain = sib_alloc_parent_domain,
 	.alloc_pd = sib_alloc_pd,
 	.alloc_td = sib_alloc_td,
+	.advise_mr = sib_advise_mr,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = sib_bind_mw,
 	.close_xrcd = sib_close_xrcd,

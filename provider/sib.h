@@ -353,6 +353,8 @@ struct ibv_ah *sib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sib_destroy_ah(struct ibv_ah *ibah);
 
 /* sib_mr.c */
+int sib_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		  uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  uint64_t hca_va, int access);
 int sib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,

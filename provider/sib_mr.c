@@ -39,6 +39,19 @@ struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * Prefetch for ODP MRs (IBV_ADVISE_MR_ADVICE_PREFETCH*): the kernel
+ * checks the keys and ranges, and faults the pages in (with
+ * IBV_ADVISE_MR_FLAG_FLUSH, before it returns).
+ */
+int sib_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		  uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	if (!(to_sctx(pd->context)->caps & SIB_UCTX_CAP_ODP))
+		return EOPNOTSUPP;
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
+/*
  * An MR of the context's command file that another process (or another
  * ibv_context on the same file) registered: the kernel tells its keys and
  * length (addr stays NULL). Unimporting frees only our copy.

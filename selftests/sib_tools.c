@@ -237,4 +237,11 @@ TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
 			"test_parent_domain");
 }
 
+/* On-demand paging; the huge-page tests need some reserved. */
+TEST_F_TIMEOUT(lo, rdma_core_suite_odp, 1800)
+{
+	ASSERT_EQ(0, sh("echo 8 > /proc/sys/vm/nr_hugepages"));
+	rdma_core_suite(_metadata, "test_odp");
+}
+
 SIB_HARNESS_MAIN

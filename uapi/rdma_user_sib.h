@@ -103,6 +103,13 @@ enum sib_ucontext_caps {
 	 * anything else.
 	 */
 	SIB_UCTX_CAP_XRC = 1 << 8,
+	/*
+	 * The kernel implements on-demand paging: reg_mr takes
+	 * IBV_ACCESS_ON_DEMAND (explicit ODP; implicit ODP is refused with
+	 * EOPNOTSUPP) and ibv_advise_mr() prefetches. Without this bit a
+	 * provider answers ibv_advise_mr() with EOPNOTSUPP itself.
+	 */
+	SIB_UCTX_CAP_ODP = 1 << 9,
 };
 
 enum sib_ucontext_req_flags {

@@ -6,6 +6,8 @@
 #   make check        install what is needed, build, build the packages, boot a VM,
 #                     run every selftest; KVER=SERIES (6.12, 7.2) in a guest of
 #                     that kernel, with the module and sib_kverbs.ko built for it
+#   make check-full   the same with every test, also those the default run leaves
+#                     out to fit CI's time (selftests/run_tests --full), no smoke lanes
 #   make check-smoke KVER=SERIES
 #                     the smoke set (selftests/run_tests --smoke) in a guest of
 #                     that kernel; SMOKE_TESTS="sib_link sib_rc" for another list
@@ -93,9 +95,11 @@ flock_if = $(if $(1),flock $(1))
 # each of these kernels (Documentation/testing.md, "Other kernels" has what
 # each adds to a run); CHECK_SMOKE_KVERS= for none.
 CHECK_SMOKE_KVERS ?= 6.12 7.2
-# make check's run_tests arguments on KVER (empty: every program; e.g.
-# --smoke, or sib_link sib_rc)
+# make check's run_tests arguments on KVER (empty: every program, the long
+# tests left out; e.g. --full, --smoke, or sib_link sib_rc)
 CHECK_TESTS ?=
+# the guest's limit for make check's run on KVER, in seconds
+CHECK_TIMEOUT ?= 3600
 # what check-smoke runs: selftests/run_tests' arguments (empty: everything)
 SMOKE_TESTS ?= --smoke
 SMOKE_TIMEOUT ?= 1800
@@ -110,7 +114,7 @@ DEBUG_FLAVOR ?= kasan
 DEBUG_TESTS ?=
 
 .PHONY: all module kverbs provider provider-sid provider-trixie selftests selftests-sid \
-	selftests-trixie smbdirect setup check \
+	selftests-trixie smbdirect setup check check-full \
 	check-smoke check-matrix check-debug soak-debug run lab bench fuzz load install checkpatch clean ksrc \
 	dkms-src dkms-install dkms-uninstall deb check-packages
 
@@ -220,10 +224,10 @@ check: setup
 	$(call flock_if,$(CHECK_VM_LOCK)) $(TOP)/scripts/test-vm-run
 	$(MAKE) deb
 	@set -o pipefail; rc=0; t=$$SECONDS; lost=0; : > $(CHECK_LOG); \
-	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
-	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -- \
+	echo "$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -t $(CHECK_TIMEOUT) -- $(TOP)/selftests/run_tests $(CHECK_TESTS)"; \
+	$(call flock_if,$(CHECK_VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load -t $(CHECK_TIMEOUT) -- \
 	  $(TOP)/selftests/run_tests $(CHECK_TESTS) 2>&1 | tee -a $(CHECK_LOG) || rc=$$?; \
-	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the whole suite), exit $$rc, $$((SECONDS - t)) s" | tee -a $(CHECK_LOG); \
+	echo "check: $(or $(KVER),default kernel): $(if $(CHECK_TESTS),run_tests $(CHECK_TESTS),the default suite), exit $$rc, $$((SECONDS - t)) s" | tee -a $(CHECK_LOG); \
 	for k in $(CHECK_SMOKE_KVERS); do \
 	  t=$$SECONDS; s=0; n=$$(grep -cE '$(TOTALS_RE)' $(CHECK_LOG)); \
 	  $(MAKE) --no-print-directory check-smoke KVER=$$k VM_LOCK=$(CHECK_VM_LOCK) 2>&1 | \
@@ -249,6 +253,10 @@ TOTALS_RE := ^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$
 # .build/smoke-KVER/, so that the tree can be built for another kernel
 # while this one waits for VM_LOCK.
 SMOKE_DIR = $(TOP)/.build/smoke-$(KVER)
+
+# Every test, the long ones too, on KVER (about 75 minutes on 6.1)
+check-full:
+	$(MAKE) check CHECK_TESTS=--full CHECK_TIMEOUT=10800 CHECK_SMOKE_KVERS=
 
 check-smoke: setup
 	$(MAKE) all

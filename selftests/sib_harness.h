@@ -12,19 +12,23 @@
 
 /*
  * The kernel 6.1 harness takes no arguments; this main adds "-t NAME"
- * (repeatable: run only these tests) and "-l" (list the tests), so that
- * SIB_TEST_ARGS="-t name" and run_tests' PROG:NAME,... work. A NAME that
+ * (repeatable: run only these tests), "-x NAME" (repeatable: leave these
+ * out) and "-l" (list the tests), so that SIB_TEST_ARGS="-t name",
+ * run_tests' PROG:NAME,... and its lean default suite work. A NAME that
  * names no test fails the program before any test runs.
  */
 static inline int sib_harness_main(int argc, char **argv)
 {
-	const char *want[64];
-	int nwant = 0;
+	const char *want[64], *skip[64];
+	bool skip_seen[64] = { false };
+	int nwant = 0, nskip = 0;
 	bool list = false;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-t") && i + 1 < argc && nwant < 64)
 			want[nwant++] = argv[++i];
+		else if (!strcmp(argv[i], "-x") && i + 1 < argc && nskip < 64)
+			skip[nskip++] = argv[++i];
 		else if (!strcmp(argv[i], "-l"))
 			list = true;
 	}
@@ -37,6 +41,12 @@ static inline int sib_harness_main(int argc, char **argv)
 
 			for (int i = 0; i < nwant; i++)
 				keep |= !strcmp(want[i], t->name);
+			for (int i = 0; i < nskip; i++) {
+				if (strcmp(skip[i], t->name))
+					continue;
+				keep = false;
+				skip_seen[i] = true;
+			}
 			if (list)
 				printf("%s.%s\n", f->name, t->name);
 			if (keep) {
@@ -57,6 +67,12 @@ static inline int sib_harness_main(int argc, char **argv)
 	if (list)
 		return 0;
 	/* a name that matches nothing is a typo, not a test that passed */
+	for (int i = 0; i < nskip; i++) {
+		if (!skip_seen[i]) {
+			fprintf(stderr, "%s: no test named %s\n", argv[0], skip[i]);
+			return 1;
+		}
+	}
 	for (int i = 0; i < nwant; i++) {
 		bool found = false;
 

@@ -2240,7 +2240,8 @@ TEST_F_TIMEOUT(ulp, rds_faults, 900)
 
 /*
  * The kernel 6.1 harness takes no arguments: "-t NAME" and "-v VARIANT"
- * (each repeatable) keep only those tests and variants, "-l" lists them.
+ * (each repeatable) keep only those tests and variants, "-x NAME"
+ * (repeatable) leaves a test out, "-l" lists them.
  * Whatever a test left behind (a test killed by its timeout runs no
  * teardown) is cleaned up at exit.
  */
@@ -2252,10 +2253,18 @@ static bool wanted(const char *name, const char **want, int n)
 	return !n;
 }
 
+static bool left_out(const char *name, const char **skip, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(skip[i], name))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	const char *tests[16], *variants[8];
-	int nt = 0, nv = 0;
+	const char *tests[16], *variants[8], *skip[32];
+	int nt = 0, nv = 0, nx = 0;
 	bool list = false;
 
 	for (int i = 1; i < argc; i++) {
@@ -2263,6 +2272,8 @@ int main(int argc, char **argv)
 			tests[nt++] = argv[++i];
 		else if (!strcmp(argv[i], "-v") && i + 1 < argc && nv < 8)
 			variants[nv++] = argv[++i];
+		else if (!strcmp(argv[i], "-x") && i + 1 < argc && nx < 32)
+			skip[nx++] = argv[++i];
 		else if (!strcmp(argv[i], "-l"))
 			list = true;
 	}
@@ -2272,7 +2283,7 @@ int main(int argc, char **argv)
 
 		for (t = f->tests, f->tests = NULL; t; t = tnext) {
 			tnext = t->next;
-			if (!wanted(t->name, tests, nt))
+			if (!wanted(t->name, tests, nt) || left_out(t->name, skip, nx))
 				continue;
 			if (tlast)
 				tlast->next = t;

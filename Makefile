@@ -99,7 +99,7 @@ CHECK_SMOKE_KVERS ?= 6.12 7.2
 # tests left out; e.g. --full, --smoke, or sib_link sib_rc)
 CHECK_TESTS ?=
 # the guest's limit for make check's run on KVER, in seconds
-CHECK_TIMEOUT ?= 3600
+CHECK_TIMEOUT ?= 4500
 # what check-smoke runs: selftests/run_tests' arguments (empty: everything)
 SMOKE_TESTS ?= --smoke
 SMOKE_TIMEOUT ?= 1800

@@ -5,7 +5,7 @@
  * resize_cq with completions outstanding, CQ overrun (IBV_EVENT_CQ_ERR),
  * completion timestamps (core clock and wall clock, hca_core_clock,
  * ibv_query_rt_values_ex) and their absence without the kernel's
- * capability.
+ * capability; the tag-matching CQ fields sib does not have.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -373,6 +373,31 @@ TEST_F(cq, cq_timestamps_unsupported)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(EOPNOTSUPP, ibv_query_rt_values_ex(ctx, &v));
 	ibv_close_device(ctx);
+}
+
+/*
+ * Tag matching is not implemented: no tm_caps, and a CQ asking for the
+ * tag-matching fields is EOPNOTSUPP (rdma-core's tests skip on it).
+ */
+TEST_F(cq, tm_info_unsupported)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_TM_INFO,
+	};
+	struct ibv_device_attr_ex da = {};
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &da));
+	EXPECT_EQ(0, da.tm_caps.flags);
+	EXPECT_EQ(0, da.tm_caps.max_num_tags);
+	EXPECT_EQ(0, da.tm_caps.max_ops);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	ca.wc_flags |= IBV_WC_STANDARD_FLAGS;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_cq_ex(self->ctx, &ca));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 }
 
 SIB_HARNESS_MAIN

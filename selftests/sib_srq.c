@@ -3,7 +3,8 @@
  * sib's shared receive queues (kernel/sib_srq.c), on sib0 over lo: an SRQ
  * shared by two QPs (scatter over two SGEs, every byte checked),
  * query_srq, the SRQ limit event (once, below the limit, then disarmed)
- * and a full SRQ refusing a receive with ENOMEM.
+ * a full SRQ refusing a receive with ENOMEM, and tag-matching SRQs
+ * refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -155,6 +156,35 @@ TEST_F(srq, srq_full_enomem)
 		ASSERT_EQ(0, post_srq_recv_sges(srq, i, &rs, 1));
 	EXPECT_EQ(ENOMEM, post_srq_recv_sges(srq, 99, &rs, 1));
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/*
+ * Tag-matching SRQs are not implemented: EOPNOTSUPP, whether asked for by
+ * type alone or with their attributes (rdma-core's tests skip on it).
+ */
+TEST_F(srq, tm_srq_unsupported)
+{
+	struct ibv_cq *cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_TM,
+		.pd = self->pd,
+		.cq = cq,
+	};
+
+	ASSERT_NE(NULL, cq);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_srq_ex(self->ctx, &sa));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	sa.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
+	sa.tm_cap.max_num_tags = 16;
+	sa.tm_cap.max_ops = 10;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_srq_ex(self->ctx, &sa));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 }
 
 SIB_HARNESS_MAIN

@@ -238,11 +238,40 @@ TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 		.cq = cq,
 	};
 
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RAW_PACKET,
+	};
+	struct ibv_qp_init_attr_ex qx = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = qa.cap,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_device_attr_ex ax = {};
+
 	ASSERT_NE(NULL, pd);
 	ASSERT_NE(NULL, cq);
 	/* Work queues (receive side scaling) are not implemented. */
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_create_wq(self->ctx, &wq));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/*
+	 * Nor are raw packet QPs, through either call: rdma-core's tests
+	 * take EOPNOTSUPP for "skip", any other errno for a failure.
+	 */
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ax));
+	EXPECT_EQ(0, ax.raw_packet_caps);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(pd, &qa));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp_ex(self->ctx, &qx));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

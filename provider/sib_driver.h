@@ -748,8 +748,8 @@ int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
 /*
  * UVERBS_METHOD_REG_DMABUF_MR. rdma-core v44 has no @driver argument;
  * later versions of private ABI 34 (and 65) have it. Passing NULL to a
- * v44 library, which ignores the extra argument register, is harmless
- * on x86_64.
+ * v44 library is harmless on x86_64: the extra argument goes on the
+ * stack, where the callee never reads it and the caller removes it.
  */
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 			  uint64_t iova, int fd, int access,

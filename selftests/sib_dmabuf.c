@@ -517,7 +517,7 @@ TEST_F(mover, write_then_move)
 	     self->mr->rkey, IBV_WC_REM_ACCESS_ERR);
 	EXPECT_BUFFER(false, "new pages after the WRITE");
 	EXPECT_BUFFER(true, "old pages after the WRITE");
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->p.qp[0]));
+	EXPECT_TRUE(qp_wait_state(self->p.qp[0], IBV_QPS_ERR, 1000));
 }
 
 TEST_F(mover, read_then_move)
@@ -557,6 +557,8 @@ TEST_F(mover, lkey_after_move)
 			     IBV_SEND_SIGNALED, 0, 0));
 	expect_wc("recv", self->p.rcq[1], 11, IBV_WC_LOC_PROT_ERR, ANY,
 		  self->p.qp[1]->qp_num, ANY, NULL);
+	expect_wc("send", self->p.scq[0], 10, IBV_WC_REM_OP_ERR, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
 	EXPECT_BUFFER(false, "new pages");
 	EXPECT_BUFFER(true, "old pages");
 }
@@ -569,6 +571,42 @@ TEST_F(mover, dereg_after_move)
 	EXPECT_EQ(0, ibv_dereg_mr(self->mr));
 	self->mr = NULL;
 	EXPECT_EQ(0, objects_value("dmabuf"));
+}
+
+/*
+ * Removing the device with a live dma-buf MR releases the buffer: the
+ * exporter's module, which each of its buffers holds, then unloads
+ * before the process deregisters anything.
+ */
+TEST(device_removal_with_mr)
+{
+	struct sib_exp_create c = { .pages = 4 };
+	struct ibv_context *ctx;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	int gid, dev;
+
+	ctx = sib_lo_setup(&gid);
+	ASSERT_NE(NULL, ctx);
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	ASSERT_EQ(0, sh("insmod %s", exp_ko()));
+	dev = open(EXP_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dev);
+	ASSERT_EQ(0, ioctl(dev, SIB_EXP_CREATE, &c));
+	mr = ibv_reg_dmabuf_mr(pd, 0, 4 * 4096, 0, c.fd, DB_ACC);
+	ASSERT_NE(NULL, mr) TH_LOG("reg_dmabuf_mr: %s", strerror(errno));
+	close(c.fd);
+	close(dev);
+	/* The MR holds the buffer, which holds the module. */
+	EXPECT_NE(0, shq("rmmod sib_dmabuf_exp"));
+	EXPECT_EQ(0, nl_dellink(SIB_DEV));
+	EXPECT_TRUE(wait_path(SIB_SYSFS_IB "/" SIB_DEV, false, 10000));
+	EXPECT_EQ(0, shq("rmmod sib_dmabuf_exp"));
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	EXPECT_EQ(0, module_unload());
 }
 
 SIB_HARNESS_MAIN

@@ -428,11 +428,11 @@ TRACE_IGNORE := $(TRACE_IGNORE),PARENTHESIS_ALIGNMENT
 
 checkpatch: $(KSRC_STAMP) $(KERNEL_DOC)
 	$(KERNEL_DOC) -none -Werror $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) \
-		uapi/*.h selftests/kverbs/sib_kverbs.c
+		uapi/*.h selftests/kverbs/sib_kverbs.c selftests/kverbs/sib_dmabuf_exp.c
 	$(CHECKPATCH) -f $(filter-out %.mod.c kernel/sib_trace.h,$(wildcard kernel/*.[ch])) \
 		kernel/compat/*.c uapi/*.h
 	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kernel/sib_trace.h
-	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c
+	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c selftests/kverbs/sib_dmabuf_exp.[ch]
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 
 clean:

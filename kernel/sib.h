@@ -110,6 +110,7 @@ enum sib_counter {
 	SIB_CNT_ODP_INVALIDATIONS, /* ODP MR ranges the kernel invalidated */
 	SIB_CNT_ODP_RNR_NAK_SENT, /* RNR NAKs sent while an ODP page came in */
 	SIB_CNT_ODP_REQ_WAITS,	/* requester waits for an ODP page of an SGE */
+	SIB_CNT_DMABUF_REVOCATIONS, /* dma-buf MRs revoked by their exporter */
 	SIB_NUM_CNT
 };
 
@@ -250,7 +251,8 @@ struct sib_pd {
 			 SIB_UCTX_CAP_DB_FD | SIB_UCTX_CAP_DB_STREAM | \
 			 SIB_UCTX_CAP_CQE_TS | SIB_UCTX_CAP_ATOMIC_WRITE | \
 			 SIB_UCTX_CAP_FLUSH | SIB_UCTX_CAP_DM | \
-			 SIB_UCTX_CAP_XRC | SIB_UCTX_CAP_ODP)
+			 SIB_UCTX_CAP_XRC | SIB_UCTX_CAP_ODP | \
+			 SIB_UCTX_CAP_DMABUF)
 /*
  * ATOMIC WRITE in query_device's capabilities: IB_DEVICE_ATOMIC_WRITE
  * (IB_UVERBS_DEVICE_ATOMIC_WRITE) of Linux 6.2 and later, which 6.1's

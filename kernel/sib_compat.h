@@ -100,6 +100,50 @@ static inline int sib_netdev_max_backlog(void)
 #endif
 
 /*
+ * ib_device_ops.reg_user_mr_dmabuf(): SIB_REG_DMABUF_DMAH is its DMA
+ * handle parameter (always NULL for sib, as for reg_user_mr()) or
+ * nothing, SIB_REG_DMABUF_UDATA its last parameter: the udata before
+ * Linux 6.10, the uverbs attribute bundle since.
+ */
+#if defined(SIB_HAVE_REG_USER_MR_DMABUF_DMAH)
+#define SIB_REG_DMABUF_DMAH	struct ib_dmah *dmah,
+#define SIB_REG_DMABUF_UDATA	struct uverbs_attr_bundle *attrs
+#elif defined(SIB_HAVE_REG_USER_MR_DMABUF_ATTRS)
+#define SIB_REG_DMABUF_DMAH
+#define SIB_REG_DMABUF_UDATA	struct uverbs_attr_bundle *attrs
+#else
+#define SIB_REG_DMABUF_DMAH
+#define SIB_REG_DMABUF_UDATA	struct ib_udata *udata
+#endif
+
+/*
+ * A dma-buf importer's kernel mapping of the whole buffer, taken and
+ * dropped without the reservation lock held: dma_buf_vmap_unlocked()
+ * since Linux 6.2, dma_buf_vmap() (which locks on its own) before.
+ */
+#ifdef SIB_HAVE_DMA_BUF_VMAP_UNLOCKED
+#define sib_dma_buf_vmap	dma_buf_vmap_unlocked
+#define sib_dma_buf_vunmap	dma_buf_vunmap_unlocked
+#else
+#define sib_dma_buf_vmap	dma_buf_vmap
+#define sib_dma_buf_vunmap	dma_buf_vunmap
+#endif
+
+/* The importer's "the buffer moves" callback in dma_buf_attach_ops. */
+#ifdef SIB_HAVE_DMA_BUF_INVALIDATE_MAPPINGS
+#define SIB_DMA_BUF_MOVE_OP	invalidate_mappings
+#else
+#define SIB_DMA_BUF_MOVE_OP	move_notify
+#endif
+
+/* The dma-buf symbols' namespace, as MODULE_IMPORT_NS() wants it. */
+#ifdef SIB_HAVE_MODULE_IMPORT_NS_IDENT
+#define SIB_NS_DMA_BUF		DMA_BUF
+#else
+#define SIB_NS_DMA_BUF		"DMA_BUF"
+#endif
+
+/*
  * FLUSH targets (IBA 1.5): Linux 6.2 and later let a registration ask
  * for IB_ACCESS_FLUSH_GLOBAL (SIB_ACCESS_FLUSH_GLOBAL, the uapi value)
  * when the device advertises IB_DEVICE_FLUSH_GLOBAL (bit 38 of the

@@ -18,6 +18,7 @@
 
 #include "sib.h"
 #include "sib_copy.h"
+#include "sib_dmabuf.h"
 #include "sib_mkey.h"
 #include "sib_odp.h"
 
@@ -245,11 +246,31 @@ static void sib_copy_fast(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 	}
 }
 
-static void sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
-			     u64 len, enum sib_dir dir)
+/*
+ * A dma-buf MR: through the buffer's kernel mapping, under its lock's
+ * read side, so that a revocation waits for the copy. -EINVAL if the
+ * exporter revoked the MR since sib_mr_get(): nothing was copied.
+ */
+static int sib_copy_dmabuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			   u64 len, enum sib_dir dir)
+{
+	struct sib_dmabuf *d = mr->dmabuf;
+	void *va;
+
+	read_lock(&d->lock);
+	va = sib_dmabuf_kva(d, iova - mr->iova);
+	if (va)
+		sib_copy_kva(va, b, len, dir);
+	read_unlock(&d->lock);
+	return va ? 0 : -EINVAL;
+}
+
+/* 0, or -EINVAL if a dma-buf MR was revoked (nothing was copied). */
+static int sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			    u64 len, enum sib_dir dir)
 {
 	if (!len || !mr)
-		return;
+		return 0;
 	switch (mr->mr_kind) {
 	case SIB_MR_USER:
 	case SIB_MR_DM:
@@ -264,15 +285,18 @@ static void sib_mr_copy_kbuf(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 	case SIB_MR_ODP:
 		sib_copy_odp(mr, iova, b, len, dir);
 		break;
+	case SIB_MR_DMABUF:
+		return sib_copy_dmabuf(mr, iova, b, len, dir);
 	}
+	return 0;
 }
 
-void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
-		 enum sib_dir dir)
+int sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+		enum sib_dir dir)
 {
 	struct sib_kbuf b = { .p = buf };
 
-	sib_mr_copy_kbuf(mr, iova, &b, len, dir);
+	return sib_mr_copy_kbuf(mr, iova, &b, len, dir);
 }
 
 /* A linear skb is copied as a flat buffer: no per-chunk lookup. */
@@ -287,13 +311,13 @@ static void sib_kbuf_skb(struct sib_kbuf *b, struct sk_buff *skb, u32 off)
 	}
 }
 
-void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 off, u32 len, enum sib_dir dir)
+int sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		    u32 off, u32 len, enum sib_dir dir)
 {
 	struct sib_kbuf b = {};
 
 	sib_kbuf_skb(&b, skb, off);
-	sib_mr_copy_kbuf(mr, iova, &b, len, dir);
+	return sib_mr_copy_kbuf(mr, iova, &b, len, dir);
 }
 
 /*
@@ -398,12 +422,35 @@ static u64 *sib_odp_map8(struct sib_mr *mr, u64 iova)
 	return kmap_local_page(page) + offset_in_page(off);
 }
 
-/* sib_mr_map8() or sib_odp_map8(): the pointer, or NULL and *@err. */
+/*
+ * A dma-buf MR's 8 bytes, mapped with its lock's read side held until
+ * sib_mr_unmap8(); NULL if unaligned or revoked since sib_mr_get().
+ */
+static u64 *sib_dmabuf_map8(struct sib_mr *mr, u64 iova)
+{
+	struct sib_dmabuf *d = mr->dmabuf;
+	u64 *p;
+
+	read_lock(&d->lock);
+	p = sib_dmabuf_kva(d, iova - mr->iova);
+	if (!p || ((uintptr_t)p & 7)) {
+		read_unlock(&d->lock);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * sib_mr_map8(), sib_odp_map8() or sib_dmabuf_map8(): the pointer, or
+ * NULL and *@err.
+ */
 static u64 *sib_mr_map8_err(struct sib_mr *mr, u64 iova, int *err)
 {
 	u64 *p;
 
 	*err = -EINVAL;
+	if (mr->mr_kind == SIB_MR_DMABUF)
+		return sib_dmabuf_map8(mr, iova);
 	if (mr->mr_kind != SIB_MR_ODP)
 		return sib_mr_map8(mr, iova);
 	p = sib_odp_map8(mr, iova);
@@ -419,6 +466,8 @@ static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
 		kunmap_local(p);
 	if (mr->mr_kind == SIB_MR_ODP)
 		read_unlock(&mr->odp->lock);
+	if (mr->mr_kind == SIB_MR_DMABUF)
+		read_unlock(&mr->dmabuf->lock);
 }
 
 int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
@@ -485,7 +534,7 @@ static s64 sib_sge_copy(struct sib_dev *sdev, struct ib_pd *pd, u32 qpn,
 	if (frags)
 		ret = sib_mr_add_frags(mr, at, b->skb, n);
 	else
-		sib_mr_copy_kbuf(mr, at, b, n, dir);
+		ret = sib_mr_copy_kbuf(mr, at, b, n, dir);
 	sib_mr_put(mr);
 	return ret ? ret : (s64)n;
 }

@@ -31,9 +31,11 @@ enum sib_dir {
  * @dir:	SIB_TO_MEM writes the MR, SIB_FROM_MEM reads it
  *
  * Context: any, no sleeping.
+ * Return: 0, or -EINVAL if the exporter of a dma-buf MR revoked it since
+ * sib_mr_get() (nothing was copied; answer as for an invalid key).
  */
-void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
-		 enum sib_dir dir);
+int sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
+		enum sib_dir dir);
 
 /**
  * sib_mr_copy_skb() - sib_mr_copy() with the payload of an skb
@@ -47,9 +49,10 @@ void sib_mr_copy(struct sib_mr *mr, u64 iova, void *buf, u64 len,
  *		reads the MR into @skb's bytes
  *
  * Context: any, no sleeping.
+ * Return: as for sib_mr_copy().
  */
-void sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
-		     u32 off, u32 len, enum sib_dir dir);
+int sib_mr_copy_skb(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
+		    u32 off, u32 len, enum sib_dir dir);
 
 /**
  * sib_mr_add_frags() - append MR bytes to an skb as page fragments
@@ -80,7 +83,8 @@ int sib_mr_add_frags(struct sib_mr *mr, u64 iova, struct sk_buff *skb,
  * move an aligned offset onto an unaligned address, which would also
  * let the access run into the physically next page.
  * Context: any, no sleeping.
- * Return: 0, or -EINVAL if the bytes are unmapped or unaligned, -EAGAIN
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned (or a
+ * revoked dma-buf MR's), -EAGAIN
  * if the page of an ODP MR was invalidated since sib_mr_get().
  */
 int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
@@ -94,7 +98,8 @@ int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
  * @orig:	set to the original value
  *
  * Context: any, no sleeping.
- * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned (or a
+ * revoked dma-buf MR's).
  */
 int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig);
 
@@ -105,7 +110,8 @@ int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig);
  * @val:	the 8 bytes, stored in one piece, after every store before it
  *
  * Context: any, no sleeping.
- * Return: 0, or -EINVAL if the bytes are unmapped or unaligned.
+ * Return: 0, or -EINVAL if the bytes are unmapped or unaligned (or a
+ * revoked dma-buf MR's).
  */
 int sib_mr_atomic_write(struct sib_mr *mr, u64 iova, u64 val);
 

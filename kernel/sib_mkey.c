@@ -27,12 +27,14 @@ void sib_mem_table_init(struct sib_mem_table *t)
 	t->next = 1;
 	atomic_set(&t->num_mr, 0);
 	atomic_set(&t->num_mw, 0);
+	atomic_set(&t->num_dmabuf, 0);
 }
 
 void sib_mem_table_destroy(struct sib_mem_table *t)
 {
 	WARN_ON(atomic_read(&t->num_mr));
 	WARN_ON(atomic_read(&t->num_mw));
+	WARN_ON(atomic_read(&t->num_dmabuf));
 	WARN_ON(!xa_empty(&t->xa));
 	xa_destroy(&t->xa);
 }

@@ -10,10 +10,12 @@
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/slab.h>
 
 #include "sib.h"
 #include "sib_dm.h"
+#include "sib_dmabuf.h"
 #include "sib_mkey.h"
 #include "sib_mw.h"
 #include "sib_odp.h"
@@ -64,14 +66,17 @@ static int sib_check_access(int access)
 
 /*
  * Only user MRs may page on demand (reg_user_mr's IB_ACCESS_ON_DEMAND);
- * they cannot have windows, which sib would have to keep mapped.
+ * they cannot have windows, which sib would have to keep mapped. Nor
+ * can dma-buf MRs, which their exporter may revoke.
  */
 static int sib_check_kind_access(u8 kind, int access)
 {
-	if (kind != SIB_MR_ODP)
+	if (kind != SIB_MR_ODP && kind != SIB_MR_DMABUF)
 		return sib_check_access(access);
 	if (access & IB_ACCESS_MW_BIND)
 		return -EINVAL;
+	if (kind == SIB_MR_DMABUF)
+		return sib_check_access(access);
 	return sib_check_access(access & ~IB_ACCESS_ON_DEMAND);
 }
 
@@ -254,6 +259,41 @@ struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	return &mr->ib_mr;
 }
 
+/*
+ * A dma-buf MR: @length bytes of the dma-buf @fd from @offset on, at
+ * address @iova; sib_dmabuf.h. ib_core has checked that @offset and
+ * @iova have the same offset in a page.
+ */
+struct ib_mr *sib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
+				     u64 length, u64 iova, int fd, int access,
+				     SIB_REG_DMABUF_DMAH
+				     SIB_REG_DMABUF_UDATA)
+{
+	struct sib_mr *mr;
+	u64 end;
+	int ret;
+
+	ret = sib_check_length(length);
+	if (ret)
+		return ERR_PTR(ret);
+	if (check_add_overflow(offset, length, &end) ||
+	    check_add_overflow(iova, length, &end))
+		return ERR_PTR(-EINVAL);
+	mr = sib_mr_alloc(pd, SIB_MR_DMABUF, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	ret = sib_dmabuf_create(mr, fd, offset, length);
+	if (ret) {
+		sib_mr_free_new(mr);
+		return ERR_PTR(ret);
+	}
+	mr->iova = iova;
+	mr->length = length;
+	sib_mr_publish(mr, SIB_MEM_VALID);
+	sib_dmabuf_published(mr);
+	return &mr->ib_mr;
+}
+
 struct ib_mr *sib_mr_reg_dm(struct ib_pd *pd, struct sib_dm_mem *mem,
 			    u64 offset, u64 length, int access)
 {
@@ -314,6 +354,7 @@ int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
 	sib_mr_swap_pin(mr, &pin);
 	sib_unpin(&pin);
 	sib_dm_mem_put(mr->dm_mem);
+	sib_dmabuf_destroy(mr->dmabuf);
 	kfree(mr->fr_map);
 	kfree(mr->fr_live);
 	atomic_dec(&t->num_mr);

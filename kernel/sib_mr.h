@@ -38,6 +38,7 @@
 
 struct sib_dev;
 struct sib_dm_mem;
+struct sib_dmabuf;
 struct sib_odp;
 
 #define SIB_MAX_MR		0x40000
@@ -58,12 +59,14 @@ struct sib_odp;
  * @next:	cyclic allocation cursor, guarded by @xa's lock
  * @num_mr:	live MRs, bounded by SIB_MAX_MR
  * @num_mw:	live windows, bounded by SIB_MAX_MW
+ * @num_dmabuf:	live dma-buf MRs (also counted in @num_mr)
  */
 struct sib_mem_table {
 	struct xarray xa;
 	u32 next;
 	atomic_t num_mr;
 	atomic_t num_mw;
+	atomic_t num_dmabuf;
 };
 
 enum sib_mkey_kind {
@@ -99,12 +102,14 @@ enum sib_mr_kind {
 	SIB_MR_FAST,	/* alloc_mr + REG_MR WQE: kernel virtual page list */
 	SIB_MR_DM,	/* reg_dm_mr: zero-based, over device memory pages */
 	SIB_MR_ODP,	/* reg_user_mr with IB_ACCESS_ON_DEMAND: sib_odp.h */
+	SIB_MR_DMABUF,	/* reg_user_mr_dmabuf: a dma-buf's vmap, sib_dmabuf.h */
 };
 
 enum sib_mem_state {
 	SIB_MEM_FREE,	/* no valid translation (fast MR, type-2 window) */
 	SIB_MEM_VALID,
 	SIB_MEM_BUSY,	/* being reregistered, or deregistered */
+	SIB_MEM_REVOKED, /* a dma-buf MR whose exporter moved the buffer */
 };
 
 /**
@@ -138,6 +143,8 @@ enum sib_mem_state {
  * @odp:	SIB_MR_ODP: the pages, present or not (sib_odp.h); constant
  *		from registration to dereg
  * @dm_mem:	SIB_MR_DM: the device memory, referenced until dereg
+ * @dmabuf:	SIB_MR_DMABUF: the dma-buf and its kernel mapping
+ *		(sib_dmabuf.h); constant from registration to dereg
  * @fr_map:	SIB_MR_FAST: list written by map_mr_sg (staging)
  * @fr_live:	SIB_MR_FAST: list copied from @fr_map by a REG_MR, read by
  *		the data path
@@ -169,6 +176,7 @@ struct sib_mr {
 	u32 pg_off;
 	struct sib_odp *odp;
 	struct sib_dm_mem *dm_mem;
+	struct sib_dmabuf *dmabuf;
 	struct sib_fr_ent *fr_map;
 	struct sib_fr_ent *fr_live;
 	u32 fr_max;
@@ -251,6 +259,10 @@ struct ib_mr *sib_rereg_user_mr(struct ib_mr *ib_mr, int flags, u64 start,
 				u64 length, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata);
 int sib_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata);
+struct ib_mr *sib_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset,
+				     u64 length, u64 iova, int fd, int access,
+				     SIB_REG_DMABUF_DMAH
+				     SIB_REG_DMABUF_UDATA);
 struct ib_mr *sib_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
@@ -262,6 +274,7 @@ int sib_map_mr_sg(struct ib_mr *ib_mr, struct scatterlist *sg, int sg_nents,
 	.get_dma_mr = sib_get_dma_mr,					\
 	.map_mr_sg = sib_map_mr_sg,					\
 	.reg_user_mr = sib_reg_user_mr,					\
+	.reg_user_mr_dmabuf = sib_reg_user_mr_dmabuf,			\
 	.rereg_user_mr = sib_rereg_user_mr,
 
 #endif /* SIB_MR_H */

@@ -414,7 +414,8 @@ fail:
  * @iova:	the payload's address in @mr, within the range sib_mr_get()
  *		checked (its *mr_iova, or further on)
  *
- * Return: the packet, or NULL (no memory).
+ * Return: the packet, or NULL (no memory, or @mr is a dma-buf MR that
+ * was revoked: the requester's retry then finds the key invalid).
  */
 struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 				 u32 npkts, u32 psn, struct sib_mr *mr,
@@ -441,8 +442,11 @@ struct sk_buff *sib_pkt_alloc_mr(struct sib_qp *qp, u8 opcode, u32 paylen,
 	if (!skb)
 		return NULL;
 	sib_pkt(skb)->npkts = npkts;
-	if (paylen)
-		sib_mr_copy(mr, iova, sib_pkt_payload(skb), paylen,
-			    SIB_FROM_MEM);
+	/* A dma-buf MR revoked since the lookup: as if no memory. */
+	if (paylen && sib_mr_copy(mr, iova, sib_pkt_payload(skb), paylen,
+				  SIB_FROM_MEM)) {
+		kfree_skb(skb);
+		return NULL;
+	}
 	return skb;
 }

@@ -129,6 +129,7 @@ static int sib_objects_show(struct seq_file *m, void *v)
 		   atomic_read(&sdev->mem.num_mw));
 	seq_printf(m, "dm %d\ndm_bytes %lld\n", atomic_read(&sdev->num_dm),
 		   (long long)atomic64_read(&sdev->dm_bytes));
+	seq_printf(m, "dmabuf %d\n", atomic_read(&sdev->mem.num_dmabuf));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sib_objects);

@@ -298,6 +298,7 @@ static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
 	u32 len = sib_pkt(skb)->paylen;
 	struct sib_mr *mr;
 	u64 mr_va;
+	int ret;
 
 	if (!len)
 		return 0;
@@ -305,8 +306,11 @@ static int sib_resp_write_data(struct sib_qp *qp, struct sk_buff *skb)
 			qp->resp.va, len, SIB_ACC_REMOTE_WRITE, &mr_va);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	sib_mr_copy_skb(mr, mr_va, skb, sib_pkt(skb)->hdr_len, len, SIB_TO_MEM);
+	ret = sib_mr_copy_skb(mr, mr_va, skb, sib_pkt(skb)->hdr_len, len,
+			      SIB_TO_MEM);
 	sib_mr_put(mr);
+	if (ret)
+		return ret;
 	qp->resp.va += len;
 	qp->resp.resid -= len;
 	return 0;

@@ -456,6 +456,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_ODP_INVALIDATIONS].name = "odp_invalidations",
 	[SIB_CNT_ODP_RNR_NAK_SENT].name = "odp_rnr_nak_sent",
 	[SIB_CNT_ODP_REQ_WAITS].name = "odp_req_waits",
+	[SIB_CNT_DMABUF_REVOCATIONS].name = "dmabuf_revocations",
 };
 
 static struct rdma_hw_stats *sib_alloc_hw_port_stats(struct ib_device *ib_dev,

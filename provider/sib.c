@@ -387,6 +387,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.query_rt_values = sib_query_rt_values,
 	.query_srq = sib_query_srq,
 	.reg_dm_mr = sib_reg_dm_mr,
+	.reg_dmabuf_mr = sib_reg_dmabuf_mr,
 	.reg_mr = sib_reg_mr,
 	.req_notify_cq = sib_req_notify_cq,
 	.rereg_mr = sib_rereg_mr,

@@ -357,6 +357,9 @@ int sib_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		  uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			  uint64_t hca_va, int access);
+struct ibv_mr *sib_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				 size_t length, uint64_t iova, int fd,
+				 int access);
 int sib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		 void *addr, size_t length, int access);
 int sib_dereg_mr(struct verbs_mr *vmr);

@@ -745,6 +745,16 @@ int ibv_cmd_free_dm(struct verbs_dm *dm);
 int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
 		      uint64_t offset, size_t length, unsigned int access,
 		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
+/*
+ * UVERBS_METHOD_REG_DMABUF_MR. rdma-core v44 has no @driver argument;
+ * later versions of private ABI 34 (and 65) have it. Passing NULL to a
+ * v44 library is harmless on x86_64: the extra argument goes on the
+ * stack, where the callee never reads it and the caller removes it.
+ */
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+			  uint64_t iova, int fd, int access,
+			  struct verbs_mr *vmr,
+			  struct ibv_command_buffer *driver);
 int ibv_cmd_advise_mr(struct ibv_pd *pd,
 		      enum ibv_advise_mr_advice advice,
 		      uint32_t flags,

@@ -39,6 +39,37 @@ struct ibv_mr *sib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 }
 
 /*
+ * A dma-buf MR (SIB_UCTX_CAP_DMABUF): the kernel takes the buffer and
+ * maps it; no driver data. A kernel without the capability would answer
+ * with the core's EOPNOTSUPP too, but say it here without a system call.
+ */
+struct ibv_mr *sib_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				 size_t length, uint64_t iova, int fd,
+				 int access)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	if (!(to_sctx(pd->context)->caps & SIB_UCTX_CAP_DMABUF)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				    NULL);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/*
  * Prefetch for ODP MRs (IBV_ADVISE_MR_ADVICE_PREFETCH*): the kernel
  * checks the keys and ranges, and faults the pages in (with
  * IBV_ADVISE_MR_FLAG_FLUSH, before it returns).

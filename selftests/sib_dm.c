@@ -27,24 +27,9 @@
 #include "../provider/sib.h"
 
 #define BUFSZ		(64 * 1024)
-#define OBJECTS		"/sys/kernel/debug/sib/" SIB_DEV "/objects"
 #define DM_ACC		(IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE | \
 			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC)
-
-/* "key N" of the device's debugfs objects file, or -1. */
-static long long objects_value(const char *key)
-{
-	char buf[512], *p;
-	size_t klen = strlen(key);
-
-	if (read_text(OBJECTS, buf, sizeof(buf)) <= 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, klen) && p[klen] == ' ')
-			return strtoll(p + klen + 1, NULL, 10);
-	return -1;
-}
 
 static struct ibv_dm *dm_new(struct ibv_context *ctx, size_t len,
 			     uint32_t log_align)

@@ -699,3 +699,17 @@ int cq_ex_next(struct ibv_cq_ex *cq, struct ibv_wc *wc)
 	ibv_end_poll(cq);
 	return 0;
 }
+
+long long objects_value(const char *key)
+{
+	char buf[512], *p;
+	size_t klen = strlen(key);
+
+	if (read_text("/sys/kernel/debug/sib/" SIB_DEV "/objects", buf,
+		      sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ' ')
+			return strtoll(p + klen + 1, NULL, 10);
+	return -1;
+}

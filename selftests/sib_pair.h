@@ -33,6 +33,8 @@ void sib_lo_teardown(struct ibv_context *ctx);
 
 /* GID index holding ::ffff:127.0.0.1, or -1. */
 int find_lo_gid(struct ibv_context *ctx);
+/* "key N" of sib0's debugfs objects file (live objects by type), or -1. */
+long long objects_value(const char *key);
 
 struct pair_opts {
 	uint32_t sq_wr, rq_wr, max_sge, max_inline, cq_depth;

@@ -110,6 +110,13 @@ enum sib_ucontext_caps {
 	 * provider answers ibv_advise_mr() with EOPNOTSUPP itself.
 	 */
 	SIB_UCTX_CAP_ODP = 1 << 9,
+	/*
+	 * The kernel registers dma-bufs as MRs (ibv_reg_dmabuf_mr()):
+	 * buffers in system memory that the exporter lets the kernel map.
+	 * Without this bit a provider answers ibv_reg_dmabuf_mr() with
+	 * EOPNOTSUPP itself.
+	 */
+	SIB_UCTX_CAP_DMABUF = 1 << 10,
 };
 
 enum sib_ucontext_req_flags {

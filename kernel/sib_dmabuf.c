@@ -16,6 +16,23 @@
 MODULE_IMPORT_NS(SIB_NS_DMA_BUF);
 
 /*
+ * New lookups of @mr fail from here on: sib_mr_get() refuses a revoked
+ * MR. An MR being deregistered (SIB_MEM_BUSY) stays so.
+ */
+static void sib_dmabuf_revoke_mr(struct sib_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->state == SIB_MEM_VALID) {
+		write_seqcount_begin(&mr->seq);
+		mr->state = SIB_MEM_REVOKED;
+		write_seqcount_end(&mr->seq);
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+
+/*
  * The exporter moves the buffer (called with its reservation lock held):
  * no copy may use the mapping once this returns. The copies in progress
  * hold @lock's read side, so taking the write side waits for them.
@@ -34,14 +51,7 @@ static void sib_dmabuf_move(struct dma_buf_attachment *attach)
 	write_unlock_irqrestore(&d->lock, flags);
 	if (was)
 		return;
-	/* New lookups fail from here on (an MR being deregistered stays so). */
-	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->state == SIB_MEM_VALID) {
-		write_seqcount_begin(&mr->seq);
-		mr->state = SIB_MEM_REVOKED;
-		write_seqcount_end(&mr->seq);
-	}
-	spin_unlock_irqrestore(&mr->lock, flags);
+	sib_dmabuf_revoke_mr(mr);
 	sib_count(d->sdev, SIB_CNT_DMABUF_REVOCATIONS);
 }
 
@@ -130,15 +140,8 @@ void sib_dmabuf_published(struct sib_mr *mr)
 	 * A revocation that set @revoked after this read finds the MR
 	 * VALID and revokes it itself.
 	 */
-	if (!revoked)
-		return;
-	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->state == SIB_MEM_VALID) {
-		write_seqcount_begin(&mr->seq);
-		mr->state = SIB_MEM_REVOKED;
-		write_seqcount_end(&mr->seq);
-	}
-	spin_unlock_irqrestore(&mr->lock, flags);
+	if (revoked)
+		sib_dmabuf_revoke_mr(mr);
 }
 
 void sib_dmabuf_destroy(struct sib_dmabuf *d)

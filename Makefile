@@ -254,7 +254,7 @@ TOTALS_RE := ^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$
 # while this one waits for VM_LOCK.
 SMOKE_DIR = $(TOP)/.build/smoke-$(KVER)
 
-# Every test, the long ones too, on KVER (about 75 minutes on 6.1)
+# Every test, the long ones too, on KVER (about an hour on 6.1)
 check-full:
 	$(MAKE) check CHECK_TESTS=--full CHECK_TIMEOUT=10800 CHECK_SMOKE_KVERS=
 

@@ -2253,17 +2253,24 @@ static bool wanted(const char *name, const char **want, int n)
 	return !n;
 }
 
-static bool left_out(const char *name, const char **skip, int n)
+/* @name is one of @skip; @seen records which of them named a test. */
+static bool left_out(const char *name, const char **skip, bool *seen, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (!strcmp(skip[i], name))
-			return true;
-	return false;
+	bool out = false;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(skip[i], name)) {
+			seen[i] = true;
+			out = true;
+		}
+	}
+	return out;
 }
 
 int main(int argc, char **argv)
 {
 	const char *tests[16], *variants[8], *skip[32];
+	bool skip_seen[32] = { false };
 	int nt = 0, nv = 0, nx = 0;
 	bool list = false;
 
@@ -2283,7 +2290,8 @@ int main(int argc, char **argv)
 
 		for (t = f->tests, f->tests = NULL; t; t = tnext) {
 			tnext = t->next;
-			if (!wanted(t->name, tests, nt) || left_out(t->name, skip, nx))
+			if (left_out(t->name, skip, skip_seen, nx) ||
+			    !wanted(t->name, tests, nt))
 				continue;
 			if (tlast)
 				tlast->next = t;
@@ -2315,6 +2323,13 @@ int main(int argc, char **argv)
 	}
 	if (list)
 		return 0;
+	/* a name that matches nothing is a typo, not a test left out */
+	for (int i = 0; i < nx; i++) {
+		if (!skip_seen[i]) {
+			fprintf(stderr, "%s: no test named %s\n", argv[0], skip[i]);
+			return 1;
+		}
+	}
 	atexit(ulp_cleanup);
 	return test_harness_run(argc, argv);
 }

@@ -746,15 +746,23 @@ int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
 		      uint64_t offset, size_t length, unsigned int access,
 		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
 /*
- * UVERBS_METHOD_REG_DMABUF_MR. rdma-core v44 has no @driver argument;
- * later versions of private ABI 34 (and 65) have it. Passing NULL to a
- * v44 library is harmless on x86_64: the extra argument goes on the
- * stack, where the callee never reads it and the caller removes it.
+ * UVERBS_METHOD_REG_DMABUF_MR. rdma-core v54 added the @driver argument
+ * within private ABI 34; provider/Makefile tells which one the library
+ * has (SIB_IBV_CMD_DMABUF_DRIVER, from its release).
  */
+#if SIB_IBV_CMD_DMABUF_DRIVER
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 			  uint64_t iova, int fd, int access,
 			  struct verbs_mr *vmr,
 			  struct ibv_command_buffer *driver);
+#define sib_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr) \
+	ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr, NULL)
+#else
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+			  uint64_t iova, int fd, int access,
+			  struct verbs_mr *vmr);
+#define sib_cmd_reg_dmabuf_mr ibv_cmd_reg_dmabuf_mr
+#endif
 int ibv_cmd_advise_mr(struct ibv_pd *pd,
 		      enum ibv_advise_mr_advice advice,
 		      uint32_t flags,

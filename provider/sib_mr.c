@@ -59,8 +59,7 @@ struct ibv_mr *sib_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
-				    NULL);
+	ret = sib_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
 	if (ret) {
 		free(vmr);
 		errno = ret;

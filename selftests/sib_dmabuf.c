@@ -120,7 +120,7 @@ FIXTURE_SETUP(vgem)
 	self->fd = -1;
 	self->card = vgem_open();
 	if (self->card < 0)
-		SKIP(return, "no vgem device");
+		SETUP_SKIP("no vgem device");
 	self->ctx = sib_lo_setup(&self->gid);
 	ASSERT_NE(NULL, self->ctx);
 	ASSERT_EQ(0, pair_create(&self->p, self->ctx, NULL, self->gid, NULL));

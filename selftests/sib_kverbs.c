@@ -115,7 +115,7 @@ FIXTURE_SETUP(kv)
 
 	/* SIB_KVERBS_VARIANT=lo or =veth: one of the two only. */
 	if (only && *only && strcmp(only, variant->name))
-		SKIP(return, "variant %s only", only);
+		SETUP_SKIP("variant %s only", only);
 	net_cleanup();
 	ASSERT_EQ(0, shq("mountpoint -q /sys/kernel/debug || "
 			 "mount -t debugfs none /sys/kernel/debug"));

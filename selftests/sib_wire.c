@@ -1238,7 +1238,7 @@ FIXTURE_SETUP(rxe)
 	ASSERT_EQ(0, module_load());
 	net_cleanup();
 	if (shq("modprobe rdma_rxe"))
-		SKIP(return, "rdma_rxe is not available");
+		SETUP_SKIP("rdma_rxe is not available");
 	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
 			"ip link add sibwa type veth peer name sibwb netns " NSB " && "
 			"ip addr add " IP4A "/24 dev sibwa && "

@@ -144,7 +144,7 @@ static int xrc_connect_to(struct ibv_qp *qp, int gid,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 100;
-	a.timeout = 14;
+	a.timeout = sib_qp_timeout(14);
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;

@@ -101,6 +101,7 @@ enum sib_counter {
 	SIB_CNT_LOCAL_BURSTS,	/* local packets that stood for several PSNs */
 	SIB_CNT_WIRE_TX_BATCHED, /* RoCEv2 packets sent in a batch of several */
 	SIB_CNT_ASYNC_DOORBELLS, /* doorbells whose engines ran on a worker */
+	SIB_CNT_ASYNC_LATE,	/* of those, workers that started late */
 	SIB_CNT_LOCAL_ACKS,	/* local ACKs passed without a packet */
 	SIB_CNT_UC_DROPPED,	/* UC messages the responder dropped */
 	SIB_CNT_WIRE_TX_HELD,	/* passes that left RoCEv2 packets for later */

@@ -337,7 +337,13 @@ struct sib_local_ack {
  * @async_work:	the engines' work item on sib_async_wq (a streaming doorbell;
  *		its own item, so that destroy can cancel both)
  * @async_backoff: until when streaming doorbells run the engines in the
- *		caller (jiffies): set when the worker found its CPU busy
+ *		caller (jiffies): set when the worker found its CPU busy or
+ *		came late (sib_qp_async_work())
+ * @async_queued: when the worker was queued (local_clock(), ns); written
+ *		by the doorbell that queues it, read by the worker
+ * @async_late:	the worker came late this many times in a row: the
+ *		back-off doubles with each, up to SIB_ASYNC_BACKOFF_MAX_MS;
+ *		the worker's alone
  * @engine:	serialises the engines, and guards their state (@req,
  *		@comp, @resp, @swqe, @sq_shadow, the consumer side of the
  *		rings); held by whoever runs them, by modify_qp (with
@@ -401,6 +407,8 @@ struct sib_qp {
 	struct work_struct work;
 	struct work_struct async_work;
 	unsigned long async_backoff;
+	u64 async_queued;
+	unsigned int async_late;
 	struct mutex engine;	/* see above */
 	struct timer_list rnr_timer;
 	struct timer_list retrans_timer;

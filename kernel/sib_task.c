@@ -437,20 +437,53 @@ void sib_qp_work(struct work_struct *work)
 
 /* How long streaming doorbells run inline after the worker found no idle CPU */
 #define SIB_ASYNC_BACKOFF_MS	20
+/* ... at most, after the worker came late several times in a row */
+#define SIB_ASYNC_BACKOFF_MAX_MS 640
+/*
+ * A worker that starts this long after its doorbell came late: its vCPU
+ * (or CPU) was not free to run it, for instance on a host whose other
+ * tasks take the CPU that runs the guest's vCPU. Running the engines in
+ * the poster's own call costs about 10 us of a small message's chain.
+ */
+#define SIB_ASYNC_LATE_NS	(200 * NSEC_PER_USEC)
 
 /*
- * The engines of a streaming doorbell (sib_qp_doorbell()). If this CPU has
- * other work (the poster itself, or a process polling there), running
- * here only took it from them: the QP's next streaming doorbells run
- * inline for a while. The engines run either way: kpoll promised it.
+ * Did the worker of a streaming doorbell find a CPU free for it? Not if
+ * it runs beside other work (the poster itself, or a process polling
+ * there: running here only took the CPU from them), nor if it started
+ * late. Then the QP's next streaming doorbells run the engines inline
+ * for a while, twice as long for each late start in a row, so that a
+ * host that is busy for long costs one late worker per back-off.
+ */
+static void sib_qp_async_judge(struct sib_qp *qp)
+{
+	bool late = local_clock() - READ_ONCE(qp->async_queued) >
+		    SIB_ASYNC_LATE_NS;
+	unsigned int ms = SIB_ASYNC_BACKOFF_MS;
+
+	if (late) {
+		sib_count(qp->sdev, SIB_CNT_ASYNC_LATE);
+		ms = min_t(unsigned int, SIB_ASYNC_BACKOFF_MS << qp->async_late,
+			   SIB_ASYNC_BACKOFF_MAX_MS);
+		if (ms < SIB_ASYNC_BACKOFF_MAX_MS)
+			qp->async_late++;
+	} else {
+		qp->async_late = 0;
+		if (single_task_running())
+			return;
+	}
+	WRITE_ONCE(qp->async_backoff, jiffies + msecs_to_jiffies(ms));
+}
+
+/*
+ * The engines of a streaming doorbell (sib_qp_doorbell()). They run
+ * either way: kpoll promised it.
  */
 void sib_qp_async_work(struct work_struct *work)
 {
 	struct sib_qp *qp = container_of(work, struct sib_qp, async_work);
 
-	if (!single_task_running())
-		WRITE_ONCE(qp->async_backoff, jiffies +
-			   msecs_to_jiffies(SIB_ASYNC_BACKOFF_MS));
+	sib_qp_async_judge(qp);
 	if (READ_ONCE(qp->destroying) || !mutex_trylock(&qp->engine))
 		return;
 	sib_qp_drive(qp);
@@ -481,6 +514,9 @@ static void sib_qp_kick_async(struct sib_qp *qp)
 	sib_kpoll_set(qp);
 	mutex_unlock(&qp->engine);
 	sib_count(qp->sdev, SIB_CNT_ASYNC_DOORBELLS);
+	/* the first doorbell of those the worker takes in one run */
+	if (!work_pending(&qp->async_work))
+		WRITE_ONCE(qp->async_queued, local_clock());
 	queue_work(sib_async_wq, &qp->async_work);
 }
 

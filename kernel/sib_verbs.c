@@ -447,6 +447,7 @@ static const struct rdma_stat_desc sib_counter_descs[] = {
 	[SIB_CNT_LOCAL_BURSTS].name = "local_bursts",
 	[SIB_CNT_WIRE_TX_BATCHED].name = "wire_tx_batched",
 	[SIB_CNT_ASYNC_DOORBELLS].name = "async_doorbells",
+	[SIB_CNT_ASYNC_LATE].name = "async_late",
 	[SIB_CNT_LOCAL_ACKS].name = "local_acks",
 	[SIB_CNT_UC_DROPPED].name = "uc_dropped_msgs",
 	[SIB_CNT_WIRE_TX_HELD].name = "wire_tx_held",

@@ -25,6 +25,7 @@
  * QPs' engines at once. @events changes by atomic bit operations from any
  * context, and each barrier that orders it says which one it pairs with.
  */
+#include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
 
 #include "sib_comp.h"

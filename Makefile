@@ -421,6 +421,8 @@ USER_IGNORE := PREFER_KERNEL_TYPES,PREFER_DEFINED_ATTRIBUTE_MACRO,CAMELCASE
 USER_IGNORE := $(USER_IGNORE),SPDX_LICENSE_TAG,USE_NEGATIVE_ERRNO,MACRO_ARG_REUSE
 USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 
+# The selftests' shared topology helper is user space too, and splits its
+# shell commands across lines where the shell reads them.
 # The TRACE_EVENT() layout and its symbol lists (kernel/sib_trace.h) are
 # what checkpatch cannot parse; those types only, in that file only.
 TRACE_IGNORE := COMPLEX_MACRO,TRAILING_SEMICOLON,MACRO_ARG_REUSE,OPEN_ENDED_LINE
@@ -434,6 +436,7 @@ checkpatch: $(KSRC_STAMP) $(KERNEL_DOC)
 	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kernel/sib_trace.h
 	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c selftests/kverbs/sib_dmabuf_exp.[ch]
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
+	$(CHECKPATCH) --ignore $(USER_IGNORE),SPLIT_STRING -f selftests/sib_topo.[ch]
 
 clean:
 	-$(KRUN) $(MAKE) -C $(KDIR) M=$(TOP) clean

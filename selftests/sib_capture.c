@@ -20,15 +20,17 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 
 #define PCAP	"/tmp/sib_capture.pcap"
 #define LOG	"/tmp/sib_capture.log"
 #define FIELDS	"/tmp/sib_capture.fields"	/* check_pcap() */
 #define USERNS_PID	"/tmp/sib_capture_userns.pid"	/* wire.userns_refused */
-#define NSA	"sibcapa"
-#define NSB	"sibcapb"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
+#define TAG	"cap"
+#define NSA	SIB_TOPO_NSA(TAG)
+#define NSB	SIB_TOPO_NSB(TAG)
+#define IFA	SIB_TOPO_IFA(TAG)
+#define IP4A	SIB_TOPO_IP4A
 
 /*
  * Write @val to @dev's capture attribute (from namespace @ns, or "" for
@@ -280,38 +282,30 @@ TEST_F_TIMEOUT(lo, delete_busy, 300)
 /* ---- the wire: veth between two namespaces -------------------------------- */
 
 FIXTURE(wire) {
-	int unused;
+	struct sib_topo t;
 };
 
-static void wire_cleanup(void)
+static void wire_cleanup(struct sib_topo *t)
 {
 	shq("[ -f " USERNS_PID " ] && kill $(cat " USERNS_PID "); rm -f " USERNS_PID);
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
+	sib_topo_down(t);
 }
 
+/* Neighbours resolved before a QP needs them (as sib_wire does). */
 FIXTURE_SETUP(wire)
 {
-	ASSERT_EQ(0, module_load());
-	wire_cleanup();
-	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
-			"ip link add sibca netns " NSA " type veth peer name sibcb netns " NSB " && "
-			"ip -n " NSA " addr add " IP4A "/24 dev sibca && "
-			"ip -n " NSB " addr add " IP4B "/24 dev sibcb && "
-			"ip -n " NSA " link set sibca up && ip -n " NSB " link set sibcb up && "
-			"ip -n " NSA " link set lo up && ip -n " NSB " link set lo up && "
-			"ip netns exec " NSA " rdma link add sibA type sib netdev sibca && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
-	/* Neighbours resolved before a QP needs them (as sib_wire does). */
-	shq("ip netns exec " NSA " bash -c 'echo > /dev/udp/" IP4B "/9'; "
-	    "ip netns exec " NSB " bash -c 'echo > /dev/udp/" IP4A "/9'; sleep 1");
+	self->t = (struct sib_topo){
+		.kind = SIB_TOPO_VETH, .tag = TAG,
+		.flags = SIB_TOPO_LO_UP | SIB_TOPO_NEIGH,
+	};
+	wire_cleanup(&self->t);
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
 }
 
 FIXTURE_TEARDOWN(wire)
 {
 	shq("kill $(cat /tmp/sib_capture.pid) 2>/dev/null");
-	wire_cleanup();
+	wire_cleanup(&self->t);
 }
 
 /*
@@ -320,11 +314,9 @@ FIXTURE_TEARDOWN(wire)
  */
 TEST_F_TIMEOUT(wire, veth_traffic, 600)
 {
-	int ga = wait_gid_index("sibA", IP4A), gb = wait_gid_index("sibB", IP4B);
+	int ga = self->t.gid[0], gb = self->t.gid[1];
 	char srv[256], cli[256];
 
-	ASSERT_LE(0, ga);
-	ASSERT_LE(0, gb);
 	ASSERT_EQ(0, capture_set("", "sibA", 1));
 	ASSERT_EQ(0, sh("ip netns exec " NSA " ip link show sibAmon >/dev/null"));
 	ASSERT_EQ(0, tcpdump_start(NSA, "sibAmon"));
@@ -367,7 +359,7 @@ TEST_F_TIMEOUT(wire, netns_dies, 120)
 {
 	ASSERT_EQ(0, capture_set("", "sibA", 1));
 	/* The device follows its netdev to another namespace: the netdev goes. */
-	ASSERT_EQ(0, sh("ip netns add sibcapc && ip -n " NSA " link set sibca netns sibcapc"));
+	ASSERT_EQ(0, sh("ip netns add sibcapc && ip -n " NSA " link set " IFA " netns sibcapc"));
 	EXPECT_NE(0, shq("ip -n " NSA " link show sibAmon"));
 	EXPECT_EQ(0, capture_set("", "sibA", 1));
 	EXPECT_EQ(0, sh("ip -n sibcapc link show sibAmon >/dev/null"));
@@ -386,9 +378,9 @@ TEST_F_TIMEOUT(wire, userns_refused, 120)
 
 	ASSERT_EQ(0, sh("unshare --user --map-root-user --net sleep 120 & "
 			"echo $! > " USERNS_PID "; sleep 1; "
-			"ip -n " NSA " link set sibca netns $(cat " USERNS_PID ")"));
+			"ip -n " NSA " link set " IFA " netns $(cat " USERNS_PID ")"));
 	/* sibA followed its netdev there. */
-	EXPECT_EQ(0, sh("nsenter -t $(cat " USERNS_PID ") -n ip link show sibca >/dev/null && "
+	EXPECT_EQ(0, sh("nsenter -t $(cat " USERNS_PID ") -n ip link show " IFA " >/dev/null && "
 			"rdma link show sibA/1 >/dev/null"));
 	EXPECT_EQ(EPERM, write_errno("/sys/class/infiniband/sibA/capture", "1"));
 	ASSERT_LE(0, read_text("/sys/class/infiniband/sibA/capture", buf,

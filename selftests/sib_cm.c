@@ -24,39 +24,28 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 
-#define NSA	"sibcA"
-#define NSB	"sibcB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
-#define IP6A	"2001:db8::1"
-#define IP6B	"2001:db8::2"
+#define TAG	"c"
+#define NSA	SIB_TOPO_NSA(TAG)
+#define NSB	SIB_TOPO_NSB(TAG)
+#define IFA	SIB_TOPO_IFA(TAG)
+#define IFB	SIB_TOPO_IFB(TAG)
+#define IP4A	SIB_TOPO_IP4A
+#define IP4B	SIB_TOPO_IP4B
 #define MC4	"239.1.2.3"
 #define LOG	"/tmp/sib_cm.log"
 #define PYDIR	"/tmp/sib_cm_py"
 
 /* ---- environment ------------------------------------------------------- */
 
+/* What any fixture of this program may have left: sib, rxe, the veth. */
 static void net_cleanup(void)
 {
-	sib_delete_all();
-	shq("rdma link del rxeA");
-	shq("rmmod rdma_rxe");
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-	shq("ip link del sibca");
-}
+	struct sib_topo t = { .kind = SIB_TOPO_RXE_PEER, .tag = TAG };
 
-/* Resolve the neighbours both ways (a datagram to the discard port). */
-static int neigh_warmup(const char *a, const char *b)
-{
-	return sh("for i in $(seq 50); do "
-		  "ip netns exec " NSA " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
-		  "ip netns exec " NSB " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
-		  "ip -n " NSA " neigh show %s | grep -q lladdr && "
-		  "ip -n " NSB " neigh show %s | grep -q lladdr && exit 0; "
-		  "sleep 0.1; done; exit 1", b, a, b, a);
+	sib_topo_down(&t);
 }
 
 /* run_pair_log() to LOG. */
@@ -129,6 +118,7 @@ static int tcp_tool(const char *tool, const char *srv_ns, const char *srv_args,
 /* ---- two sib devices, two namespaces ---------------------------------------- */
 
 FIXTURE(cm) {
+	struct sib_topo t;
 	const char *a, *b;	/* the addresses of A and B */
 	int gida, gidb;
 };
@@ -147,29 +137,18 @@ FIXTURE_VARIANT_ADD(cm, ipv6) {
 
 FIXTURE_SETUP(cm)
 {
-	ASSERT_EQ(0, module_load());
+	self->t = (struct sib_topo){
+		.kind = SIB_TOPO_VETH, .tag = TAG,
+		.flags = SIB_TOPO_LO_UP | SIB_TOPO_NEIGH |
+			 (variant->v6 ? SIB_TOPO_NO_IPV4 : 0),
+	};
 	net_cleanup();
 	dmesg_clear();
-	self->a = variant->v6 ? IP6A : IP4A;
-	self->b = variant->v6 ? IP6B : IP4B;
-	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
-			"ip link add sibca netns " NSA " type veth peer name sibcb netns " NSB " && "
-			"ip -n " NSA " link set sibca up && ip -n " NSB " link set sibcb up && "
-			"ip -n " NSA " link set lo up && ip -n " NSB " link set lo up"));
-	if (variant->v6) {
-		ASSERT_EQ(0, sh("ip -n " NSA " addr add " IP6A "/64 nodad dev sibca && "
-				"ip -n " NSB " addr add " IP6B "/64 nodad dev sibcb"));
-	} else {
-		ASSERT_EQ(0, sh("ip -n " NSA " addr add " IP4A "/24 dev sibca && "
-				"ip -n " NSB " addr add " IP4B "/24 dev sibcb"));
-	}
-	ASSERT_EQ(0, sh("ip netns exec " NSA " rdma link add sibA type sib netdev sibca && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
-	ASSERT_EQ(0, neigh_warmup(self->a, self->b));
-	self->gida = wait_gid_index("sibA", self->a);
-	self->gidb = wait_gid_index("sibB", self->b);
-	ASSERT_LE(0, self->gida);
-	ASSERT_LE(0, self->gidb);
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
+	self->a = self->t.addr[0];
+	self->b = self->t.addr[1];
+	self->gida = self->t.gid[0];
+	self->gidb = self->t.gid[1];
 }
 
 FIXTURE_TEARDOWN(cm)
@@ -265,10 +244,8 @@ TEST_F_TIMEOUT(cm, rping_netem, 900)
 	if (variant->v6)
 		SKIP(return, "the IPv4 variant runs it (4 minutes of TCG for both)");
 	/* ib_cm, whose counters rping_lossy() reads, before the first rping. */
-	ASSERT_EQ(0, sh("modprobe rdma_ucm && modprobe sch_netem && "
-			"ip netns exec " NSA " tc qdisc add dev sibca root %s && "
-			"ip netns exec " NSB " tc qdisc add dev sibcb root %s",
-			netem, netem));
+	ASSERT_EQ(0, sh("modprobe rdma_ucm && modprobe sch_netem"));
+	ASSERT_EQ(0, sib_topo_qdisc(&self->t, netem));
 	for (int i = 0; i < 3; i++) {
 		ASSERT_EQ(0, rping_lossy(_metadata, self->a, i)) TH_LOG("run %d", i);
 	}
@@ -355,8 +332,7 @@ TEST_F_TIMEOUT(cm, ud_pingpong, 300)
 	EXPECT_EQ(0, sh("grep -c '100 iters' " LOG " | grep -qx 2"));
 
 	/* A UD QP takes the port's MTU: 9000-byte netdevs carry 4 KiB. */
-	ASSERT_EQ(0, sh("ip -n " NSA " link set sibca mtu 9000 && "
-			"ip -n " NSB " link set sibcb mtu 9000"));
+	ASSERT_EQ(0, sib_topo_mtu(&self->t, 9000));
 	EXPECT_EQ(0, sh("ibv_devinfo -d sibA | grep -q 'active_mtu:.*4096'"));
 	snprintf(s, sizeof(s), "-d sibA -g %d -n 100 -s 4096", self->gida);
 	snprintf(c, sizeof(c), "-d sibB -g %d -n 100 -s 4096 %s", self->gidb,
@@ -394,16 +370,16 @@ TEST_F_TIMEOUT(cm, mckey, 300)
 		sh("sed 's/^/# receiver: /' " MCKEY_RX_LOG "; "
 		   "rdma statistic show link sibA/1 | sed 's/^/# /'; "
 		   "rdma statistic show link sibB/1 | sed 's/^/# /'; "
-		   "ip -n " NSA " -s link show sibca | sed 's/^/# A /'; "
-		   "ip -n " NSB " -s link show sibcb | sed 's/^/# B /'; "
+		   "ip -n " NSA " -s link show " IFA " | sed 's/^/# A /'; "
+		   "ip -n " NSB " -s link show " IFB " | sed 's/^/# B /'; "
 		   "ip netns exec " NSA " nstat -as | grep -Ei 'udp|mc|drop|ipin' | sed 's/^/# A /'; "
-		   "ip -n " NSA " maddr show dev sibca | sed 's/^/# A /'");
+		   "ip -n " NSA " maddr show dev " IFA " | sed 's/^/# A /'");
 	ASSERT_EQ(0, ret);
 	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " MCKEY_RX_LOG));
 	EXPECT_EQ(0, sh("grep -q 'joined dgid: ::ffff:" MC4 "' " LOG));
 	EXPECT_LE(r + 20, link_counter("sibA", "rcvd_pkts"));
 	/* Both left: the group is gone from the IP side. */
-	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q " MC4));
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev " IFA " | grep -q " MC4));
 }
 
 /* ---- verbs multicast rules ------------------------------------------------- */
@@ -469,15 +445,15 @@ TEST_F_TIMEOUT(cm, attach_rules, 300)
 	EXPECT_EQ(EINVAL, ibv_attach_mcast(rc, &g, 0));
 	EXPECT_EQ(EINVAL, ibv_attach_mcast(ud, &uc, 0));
 	EXPECT_EQ(EINVAL, ibv_detach_mcast(ud, &g, 0));
-	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev " IFA " | grep -q %s", grp));
 	ASSERT_EQ(0, ibv_attach_mcast(ud, &g, 0));
 	ASSERT_EQ(0, ibv_attach_mcast(ud2, &g, 0));
-	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev " IFA " | grep -q %s", grp));
 	EXPECT_EQ(0, ibv_detach_mcast(ud, &g, 0));
 	EXPECT_EQ(EINVAL, ibv_detach_mcast(ud, &g, 0));
-	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_EQ(0, sh("ip -n " NSA " maddr show dev " IFA " | grep -q %s", grp));
 	EXPECT_EQ(0, ibv_detach_mcast(ud2, &g, 0));
-	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev sibca | grep -q %s", grp));
+	EXPECT_NE(0, shq("ip -n " NSA " maddr show dev " IFA " | grep -q %s", grp));
 	/* A QP still attached when the process goes is detached by ib_core. */
 	ASSERT_EQ(0, ibv_attach_mcast(ud, &g, 0));
 	EXPECT_EQ(0, ibv_destroy_qp(rc));
@@ -493,33 +469,25 @@ TEST_F_TIMEOUT(cm, attach_rules, 300)
 /* ---- rdma_rxe in init_net, sib in NSB ----------------------------------------- */
 
 FIXTURE(rxe) {
+	struct sib_topo t;
 	int gida, gidb;
 };
 
 FIXTURE_SETUP(rxe)
 {
-	ASSERT_EQ(0, module_load());
+	int ret;
+
+	self->t = (struct sib_topo){
+		.kind = SIB_TOPO_RXE_PEER, .tag = TAG,
+		.flags = SIB_TOPO_LO_UP | SIB_TOPO_NEIGH,
+	};
 	net_cleanup();
-	if (shq("modprobe rdma_rxe"))
-		SETUP_SKIP("rdma_rxe is not available");
-	ASSERT_EQ(0, sh("ip netns add " NSB " && "
-			"ip link add sibca type veth peer name sibcb netns " NSB " && "
-			"ip addr add " IP4A "/24 dev sibca && "
-			"ip -n " NSB " addr add " IP4B "/24 dev sibcb && "
-			"ip link set sibca up && ip -n " NSB " link set sibcb up && "
-			"ip -n " NSB " link set lo up && "
-			"rdma link add rxeA type rxe netdev sibca && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibcb"));
-	self->gida = wait_gid_index("rxeA", IP4A);
-	self->gidb = wait_gid_index("sibB", IP4B);
-	ASSERT_LE(0, self->gida);
-	ASSERT_LE(0, self->gidb);
-	ASSERT_EQ(0, sh("for i in $(seq 50); do "
-			"bash -c 'echo > /dev/udp/" IP4B "/9' 2>/dev/null; "
-			"ip netns exec " NSB " bash -c 'echo > /dev/udp/" IP4A "/9' 2>/dev/null; "
-			"ip neigh show " IP4B " | grep -q lladdr && "
-			"ip -n " NSB " neigh show " IP4A " | grep -q lladdr && exit 0; "
-			"sleep 0.1; done; exit 1"));
+	ret = sib_topo_up(&self->t);
+	if (ret == SIB_TOPO_MISSING)
+		SETUP_SKIP("%s", self->t.err);
+	ASSERT_EQ(0, ret) TH_LOG("%s", self->t.err);
+	self->gida = self->t.gid[0];
+	self->gidb = self->t.gid[1];
 }
 
 FIXTURE_TEARDOWN(rxe)
@@ -587,20 +555,21 @@ TEST_F_TIMEOUT(rxe, send_atomic_bw, 300)
 /* ---- rdma-core's python suite on a veth ------------------------------------------ */
 
 FIXTURE(py) {
+	struct sib_topo t;
 	int gid;
 };
 
+/* sibT on end a, in init_net; end b, bare, in NSB. */
 FIXTURE_SETUP(py)
 {
-	ASSERT_EQ(0, module_load());
+	self->t = (struct sib_topo){
+		.kind = SIB_TOPO_VETH, .tag = TAG,
+		.flags = SIB_TOPO_A_INIT | SIB_TOPO_A_ONLY,
+		.dev = { "sibT" },
+	};
 	net_cleanup();
-	ASSERT_EQ(0, sh("ip netns add " NSB " && "
-			"ip link add sibca type veth peer name sibcb netns " NSB " && "
-			"ip addr add " IP4A "/24 dev sibca && "
-			"ip link set sibca up && ip -n " NSB " link set sibcb up"));
-	ASSERT_EQ(0, nl_newlink("sibT", "sib", "sibca"));
-	self->gid = wait_gid_index("sibT", IP4A);
-	ASSERT_LE(0, self->gid);
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
+	self->gid = self->t.gid[0];
 }
 
 FIXTURE_TEARDOWN(py)
@@ -611,9 +580,9 @@ FIXTURE_TEARDOWN(py)
 /* The netdev and its address, where rdma-core's tests/base.py looks. */
 TEST_F_TIMEOUT(py, sysfs_netdev, 300)
 {
-	EXPECT_EQ(0, sh("test \"$(ls " SIB_SYSFS_IB "/sibT/device/net/)\" = sibca"));
-	EXPECT_EQ(0, sh("test \"$(cat " SIB_SYSFS_IB "/sibT/device/net/sibca/ifindex)\" = "
-			"\"$(cat /sys/class/net/sibca/ifindex)\""));
+	EXPECT_EQ(0, sh("test \"$(ls " SIB_SYSFS_IB "/sibT/device/net/)\" = " IFA));
+	EXPECT_EQ(0, sh("test \"$(cat " SIB_SYSFS_IB "/sibT/device/net/" IFA "/ifindex)\" = "
+			"\"$(cat /sys/class/net/" IFA "/ifindex)\""));
 }
 
 TEST_F_TIMEOUT(py, rdma_core_suite, 1800)

@@ -49,6 +49,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 #include "sib_rings.h"
 
@@ -522,23 +523,30 @@ out:
 
 /* ---- namespaces ------------------------------------------------------------ */
 
-#define NS_A	"sibfzA"
-#define NS_B	"sibfzB"
+#define TAG	"fz"
+#define NS_A	SIB_TOPO_NSA(TAG)
+#define NS_B	SIB_TOPO_NSB(TAG)
 #define NS_L	"sibfzL"
 #define DEV_A	"sibfA"
 #define DEV_B	"sibfB"
 #define DEV_L	"sibfL"
-#define IF_A	"sibfza"
-#define IF_B	"sibfzb"
+#define IF_A	SIB_TOPO_IFA(TAG)
+#define IF_B	SIB_TOPO_IFB(TAG)
 #define IP_A	"198.18.0.1"
 #define IP_B	"198.18.0.2"
 #define ROCE_PORT 4791
 
+/* DEV_A in NS_A, DEV_B in NS_B, a veth between them; DEV_L on NS_L's lo. */
+static struct sib_topo wire_topo = {
+	.kind = SIB_TOPO_VETH, .tag = TAG,
+	.flags = SIB_TOPO_LO_UP | SIB_TOPO_NEIGH,
+	.dev = { DEV_A, DEV_B },
+	.ip4 = { IP_A, IP_B },
+};
+
 static void wire_cleanup(void)
 {
-	sib_delete_all();
-	shq("ip netns del " NS_A);
-	shq("ip netns del " NS_B);
+	sib_topo_down(&wire_topo);
 	shq("ip netns del " NS_L);
 }
 
@@ -610,27 +618,13 @@ static int mac_of(const char *ns, const char *ifname, uint8_t mac[6])
 
 static int wire_setup(void)
 {
-	if (module_load())
-		return -1;
 	wire_cleanup();
-	if (sh("ip netns add " NS_A " && ip netns add " NS_B " && ip netns add " NS_L " && "
-	       "ip link add " IF_A " netns " NS_A " type veth peer name " IF_B " netns " NS_B " && "
-	       "ip -n " NS_A " addr add " IP_A "/24 dev " IF_A " && "
-	       "ip -n " NS_B " addr add " IP_B "/24 dev " IF_B " && "
-	       "ip -n " NS_A " link set " IF_A " up && ip -n " NS_B " link set " IF_B " up && "
-	       "ip -n " NS_A " link set lo up && ip -n " NS_B " link set lo up && "
-	       "ip -n " NS_L " link set lo up && "
-	       "ip netns exec " NS_A " rdma link add " DEV_A " type sib netdev " IF_A " && "
-	       "ip netns exec " NS_B " rdma link add " DEV_B " type sib netdev " IF_B " && "
-	       "ip netns exec " NS_L " rdma link add " DEV_L " type sib netdev lo"))
+	if (sib_topo_up(&wire_topo)) {
+		fprintf(stderr, "# %s\n", wire_topo.err);
 		return -1;
-	/* Neighbours resolved before any QP needs them. */
-	return sh("for i in $(seq 50); do "
-		  "ip netns exec " NS_A " bash -c 'echo > /dev/udp/" IP_B "/9' 2>/dev/null; "
-		  "ip netns exec " NS_B " bash -c 'echo > /dev/udp/" IP_A "/9' 2>/dev/null; "
-		  "ip -n " NS_A " neigh show " IP_B " | grep -q lladdr && "
-		  "ip -n " NS_B " neigh show " IP_A " | grep -q lladdr && exit 0; "
-		  "sleep 0.1; done; exit 1");
+	}
+	return sh("ip netns add " NS_L " && ip -n " NS_L " link set lo up && "
+		  "ip netns exec " NS_L " rdma link add " DEV_L " type sib netdev lo");
 }
 
 /* ---- RoCEv2 framing ------------------------------------------------------------ */
@@ -1779,8 +1773,8 @@ static int run_wire(const struct fopts *o)
 	ca = pair_open_dev(DEV_A);
 	cb = pair_open_dev(DEV_B);
 	if (!ca || !cb ||
-	    corpus_capture(c, ca, wait_gid_index(DEV_A, IP_A), cb,
-			   wait_gid_index(DEV_B, IP_B), o->seed)) {
+	    corpus_capture(c, ca, wire_topo.gid[0], cb, wire_topo.gid[1],
+			   o->seed)) {
 		fail("wire: corpus capture failed");
 		goto out;
 	}

@@ -25,11 +25,8 @@
 #include "kselftest_harness.h"
 #include "sib_pair_t.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 
-#define NSA	"sibkA"
-#define NSB	"sibkB"
-#define IP4A	"198.18.0.1"
-#define IP4B	"198.18.0.2"
 #define RUN	"/sys/kernel/debug/sib_kverbs/run"
 
 static const char *ko_path(void)
@@ -49,33 +46,10 @@ static const char *ko_path(void)
 	return path;
 }
 
-static void net_cleanup(void)
+static void net_cleanup(struct sib_topo *t)
 {
 	shq("rmmod sib_kverbs");
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-}
-
-static int veth_setup(void)
-{
-	if (sh("ip netns add " NSA " && ip netns add " NSB " && "
-	       "ip link add sibka netns " NSA " type veth peer name sibkb netns " NSB " && "
-	       "ip -n " NSA " addr add " IP4A "/24 dev sibka && "
-	       "ip -n " NSB " addr add " IP4B "/24 dev sibkb && "
-	       "ip -n " NSA " link set sibka up && ip -n " NSB " link set sibkb up && "
-	       "ip -n " NSA " link set lo up && ip -n " NSB " link set lo up"))
-		return -1;
-	if (sh("ip netns exec " NSA " rdma link add sibA type sib netdev sibka && "
-	       "ip netns exec " NSB " rdma link add sibB type sib netdev sibkb"))
-		return -1;
-	/* Neighbours resolved both ways before the first packet. */
-	return sh("for i in $(seq 50); do "
-		  "ip netns exec " NSA " bash -c 'echo > /dev/udp/" IP4B "/9' 2>/dev/null; "
-		  "ip netns exec " NSB " bash -c 'echo > /dev/udp/" IP4A "/9' 2>/dev/null; "
-		  "ip -n " NSA " neigh show " IP4B " | grep -q lladdr && "
-		  "ip -n " NSB " neigh show " IP4A " | grep -q lladdr && exit 0; "
-		  "sleep 0.1; done; exit 1");
+	sib_topo_down(t);
 }
 
 /* Objects of the test still on the devices: QPs other than QP1, MRs, SRQs. */
@@ -89,6 +63,7 @@ static int leftovers(const char *devs)
 }
 
 FIXTURE(kv) {
+	struct sib_topo t;
 	char cmd[128];		/* the devices and GID indexes of a run */
 	char devs[32];
 };
@@ -111,28 +86,30 @@ FIXTURE_VARIANT_ADD(kv, veth) {
 FIXTURE_SETUP(kv)
 {
 	const char *only = getenv("SIB_KVERBS_VARIANT");
-	int ga, gb;
+	struct sib_topo *t = &self->t;
 
 	/* SIB_KVERBS_VARIANT=lo or =veth: one of the two only. */
 	if (only && *only && strcmp(only, variant->name))
 		SETUP_SKIP("variant %s only", only);
-	net_cleanup();
+	*t = (struct sib_topo){
+		.kind = variant->veth ? SIB_TOPO_VETH : SIB_TOPO_LO,
+		.tag = "k",
+		.flags = SIB_TOPO_LO_UP | SIB_TOPO_NEIGH,
+		.ip4 = { "198.18.0.1", "198.18.0.2" },
+	};
+	net_cleanup(t);
 	ASSERT_EQ(0, shq("mountpoint -q /sys/kernel/debug || "
 			 "mount -t debugfs none /sys/kernel/debug"));
+	ASSERT_EQ(0, sib_topo_up(t)) TH_LOG("%s", t->err);
 	if (!variant->veth) {
-		ASSERT_EQ(0, nl_newlink("sib0", "sib", "lo"));
-		ga = wait_gid_index("sib0", "127.0.0.1");
-		ASSERT_LE(0, ga);
-		snprintf(self->cmd, sizeof(self->cmd), "sib0 %d", ga);
-		snprintf(self->devs, sizeof(self->devs), "sib0");
+		snprintf(self->cmd, sizeof(self->cmd), "%s %d", t->ibdev[0],
+			 t->gid[0]);
+		snprintf(self->devs, sizeof(self->devs), "%s", t->ibdev[0]);
 	} else {
-		ASSERT_EQ(0, veth_setup());
-		ga = wait_gid_index("sibA", IP4A);
-		gb = wait_gid_index("sibB", IP4B);
-		ASSERT_LE(0, ga);
-		ASSERT_LE(0, gb);
-		snprintf(self->cmd, sizeof(self->cmd), "sibA %d sibB %d", ga, gb);
-		snprintf(self->devs, sizeof(self->devs), "sibA sibB");
+		snprintf(self->cmd, sizeof(self->cmd), "%s %d %s %d",
+			 t->ibdev[0], t->gid[0], t->ibdev[1], t->gid[1]);
+		snprintf(self->devs, sizeof(self->devs), "%s %s", t->ibdev[0],
+			 t->ibdev[1]);
 	}
 	ASSERT_EQ(0, sh("insmod %s", ko_path()));
 }
@@ -144,13 +121,10 @@ FIXTURE_TEARDOWN(kv)
 	/* Unload, nothing left behind, the devices delete cleanly. */
 	EXPECT_EQ(0, sh("rmmod sib_kverbs"));
 	EXPECT_EQ(0, leftovers(self->devs));
-	if (variant->veth) {
-		EXPECT_EQ(0, nl_dellink("sibA"));
-		EXPECT_EQ(0, nl_dellink("sibB"));
-	} else {
-		EXPECT_EQ(0, nl_dellink("sib0"));
-	}
-	net_cleanup();
+	EXPECT_EQ(0, nl_dellink(self->t.ibdev[0]));
+	if (variant->veth)
+		EXPECT_EQ(0, nl_dellink(self->t.ibdev[1]));
+	net_cleanup(&self->t);
 }
 
 /*

@@ -45,6 +45,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 
 #define DBG		"/sys/kernel/debug/sib"
@@ -161,11 +162,6 @@ static void __attribute__((format(printf, 1, 2))) lnote(const char *fmt, ...)
 
 /* ---- devices ---------------------------------------------------------- */
 
-#define NSA	"sibLA"
-#define NSB	"sibLB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
-
 struct ldev {
 	const char *name;
 	struct ibv_context *ctx;
@@ -174,12 +170,8 @@ struct ldev {
 	struct ibv_cq *cq[MAX_CQS];
 };
 
-static void net_cleanup(void)
-{
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-}
+/* sibA in namespace A, sibB in B, joined by a veth; IPv4. */
+static struct sib_topo veth_topo = { .kind = SIB_TOPO_VETH, .tag = "L" };
 
 /* One device (lo) or two (veth); the process holds both. 0 or -1. */
 static int devs_open(struct ldev *d, bool veth)
@@ -193,24 +185,13 @@ static int devs_open(struct ldev *d, bool veth)
 		if (!d[0].ctx)
 			return -1;
 	} else {
-		if (module_load())
+		if (sib_topo_up(&veth_topo)) {
+			fprintf(stderr, "# %s\n", veth_topo.err);
 			return -1;
-		net_cleanup();
-		if (sh("ip netns add " NSA " && ip netns add " NSB " && "
-		       "ip link add sibla netns " NSA " type veth peer name siblb netns " NSB " && "
-		       "ip -n " NSA " addr add " IP4A "/24 dev sibla && "
-		       "ip -n " NSB " addr add " IP4B "/24 dev siblb && "
-		       "ip -n " NSA " link set sibla up && ip -n " NSB " link set siblb up && "
-		       "ip netns exec " NSA " rdma link add sibA type sib netdev sibla && "
-		       "ip netns exec " NSB " rdma link add sibB type sib netdev siblb"))
-			return -1;
-		d[0].name = "sibA";
-		d[1].name = "sibB";
-		d[0].gid = wait_gid_index("sibA", IP4A);
-		d[1].gid = wait_gid_index("sibB", IP4B);
+		}
 		for (int i = 0; i < 2; i++) {
-			if (d[i].gid < 0)
-				return -1;
+			d[i].name = veth_topo.ibdev[i];
+			d[i].gid = veth_topo.gid[i];
 			d[i].ctx = pair_open_dev(d[i].name);
 			if (!d[i].ctx)
 				return -1;
@@ -233,7 +214,7 @@ static void devs_close(struct ldev *d, bool veth)
 			ibv_close_device(d[i].ctx);
 	}
 	if (veth)
-		net_cleanup();
+		sib_topo_down(&veth_topo);
 	else
 		sib_delete_all();
 }

@@ -28,6 +28,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 
 #define BUFSZ		(256 * 1024)
@@ -515,32 +516,6 @@ TEST_F(odp, dereg_after_use)
 
 /* ---- over RoCEv2: two sib devices on a veth between two namespaces ---- */
 
-#define NSA	"sibodpA"
-#define NSB	"sibodpB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
-
-static void net_cleanup(void)
-{
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-}
-
-static int net_setup(void)
-{
-	if (module_load())
-		return -1;
-	net_cleanup();
-	return sh("ip netns add " NSA " && ip netns add " NSB " && "
-		  "ip link add sibodpa netns " NSA " type veth peer name sibodpb netns " NSB " && "
-		  "ip -n " NSA " addr add " IP4A "/24 dev sibodpa && "
-		  "ip -n " NSB " addr add " IP4B "/24 dev sibodpb && "
-		  "ip -n " NSA " link set sibodpa up && ip -n " NSB " link set sibodpb up && "
-		  "ip netns exec " NSA " rdma link add sibA type sib netdev sibodpa && "
-		  "ip netns exec " NSB " rdma link add sibB type sib netdev sibodpb");
-}
-
 /* One end: its own context, PD, CQ, an RC QP and an ODP buffer. */
 struct end {
 	struct ibv_context *ctx;
@@ -597,6 +572,7 @@ static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
 }
 
 FIXTURE(wire) {
+	struct sib_topo t;
 	struct end a, b;
 };
 
@@ -604,9 +580,10 @@ FIXTURE_SETUP(wire)
 {
 	memset(&self->a, 0, sizeof(self->a));
 	memset(&self->b, 0, sizeof(self->b));
-	ASSERT_EQ(0, net_setup());
-	ASSERT_EQ(0, end_open(&self->a, "sibA", IP4A));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", IP4B));
+	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = "odp" };
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
+	ASSERT_EQ(0, end_open(&self->a, self->t.ibdev[0], self->t.addr[0]));
+	ASSERT_EQ(0, end_open(&self->b, self->t.ibdev[1], self->t.addr[1]));
 	ASSERT_EQ(0, end_connect(&self->a, &self->b, 100, 200));
 	ASSERT_EQ(0, end_connect(&self->b, &self->a, 200, 100));
 }
@@ -615,7 +592,7 @@ FIXTURE_TEARDOWN(wire)
 {
 	end_close(&self->a);
 	end_close(&self->b);
-	net_cleanup();
+	sib_topo_down(&self->t);
 }
 
 /*

@@ -48,6 +48,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 #include "sib_stress_t.h"
 
@@ -1059,43 +1060,34 @@ TEST_F_TIMEOUT(stress, rnr_retry_exhausted, 30)
 
 /* ---- two namespaces, veth, RoCEv2 ----------------------------------------- */
 
-#define NSA	"sibsA"
-#define NSB	"sibsB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
+#define TAG	"s"
+
+/* The rxe fixture's topology: its down removes the wire fixture's too. */
+static const struct sib_topo rxe_topo = {
+	.kind = SIB_TOPO_RXE_PEER, .tag = TAG, .dev = { "rxeS" },
+};
 
 static void net_cleanup(void)
 {
-	sib_delete_all();
-	shq("rdma link del rxeS");
-	shq("rmmod rdma_rxe");
-	shq("ip link del sibsx");
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
+	struct sib_topo t = rxe_topo;
+
+	sib_topo_down(&t);
 }
 
 FIXTURE(wire) {
+	struct sib_topo t;
 	struct side s[2];
 };
 
 FIXTURE_SETUP(wire)
 {
 	memset(self->s, 0, sizeof(self->s));
-	ASSERT_EQ(0, module_load());
+	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = TAG };
 	net_cleanup();
-	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
-			"ip link add sibsa netns " NSA " type veth peer name sibsb netns " NSB " && "
-			"ip -n " NSA " addr add " IP4A "/24 dev sibsa && "
-			"ip -n " NSB " addr add " IP4B "/24 dev sibsb && "
-			"ip -n " NSA " link set sibsa up && ip -n " NSB " link set sibsb up && "
-			"ip netns exec " NSA " rdma link add sibA type sib netdev sibsa && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibsb"));
-	self->s[0].dev = "sibA";
-	self->s[1].dev = "sibB";
-	self->s[0].gid = wait_gid_index("sibA", IP4A);
-	self->s[1].gid = wait_gid_index("sibB", IP4B);
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
 	for (int i = 0; i < 2; i++) {
-		ASSERT_LE(0, self->s[i].gid);
+		self->s[i].dev = self->t.ibdev[i];
+		self->s[i].gid = self->t.gid[i];
 		self->s[i].ctx = pair_open_dev(self->s[i].dev);
 		ASSERT_NE(NULL, self->s[i].ctx);
 		self->s[i].pd = ibv_alloc_pd(self->s[i].ctx);
@@ -1162,35 +1154,29 @@ TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 /* ---- rdma_rxe as the peer, faults on the sib side ------------------------ */
 
 /*
- * rdma_rxe in the initial namespace on one end of a veth (sibsx), sibB in
- * NSB on the other (rxe 6.1 opens UDP 4791 in init_net only). sibB drops,
+ * rdma_rxe in the initial namespace on one end of a veth (sibsa), sibB in
+ * namespace B on the other (rxe 6.1 opens UDP 4791 in init_net only). sibB drops,
  * duplicates, reorders and corrupts what it sends and receives; rxe's own
  * recovery is what gets tested when sibB's receive faults eat its packets.
  */
 FIXTURE(rxe) {
+	struct sib_topo t;
 	struct side s[2];
 };
 
 FIXTURE_SETUP(rxe)
 {
+	int ret;
+
 	memset(self->s, 0, sizeof(self->s));
-	ASSERT_EQ(0, module_load());
-	net_cleanup();
-	if (shq("modprobe rdma_rxe"))
-		SETUP_SKIP("rdma_rxe is not available");
-	ASSERT_EQ(0, sh("ip netns add " NSB " && "
-			"ip link add sibsx type veth peer name sibsy netns " NSB " && "
-			"ip addr add " IP4A "/24 dev sibsx && "
-			"ip -n " NSB " addr add " IP4B "/24 dev sibsy && "
-			"ip link set sibsx up && ip -n " NSB " link set sibsy up && "
-			"rdma link add rxeS type rxe netdev sibsx && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibsy"));
-	self->s[0].dev = "rxeS";
-	self->s[1].dev = "sibB";
-	self->s[0].gid = wait_gid_index("rxeS", IP4A);
-	self->s[1].gid = wait_gid_index("sibB", IP4B);
+	self->t = rxe_topo;
+	ret = sib_topo_up(&self->t);
+	if (ret == SIB_TOPO_MISSING)
+		SETUP_SKIP("%s", self->t.err);
+	ASSERT_EQ(0, ret) TH_LOG("%s", self->t.err);
 	for (int i = 0; i < 2; i++) {
-		ASSERT_LE(0, self->s[i].gid);
+		self->s[i].dev = self->t.ibdev[i];
+		self->s[i].gid = self->t.gid[i];
 		self->s[i].ctx = pair_open_dev(self->s[i].dev);
 		ASSERT_NE(NULL, self->s[i].ctx);
 		self->s[i].pd = ibv_alloc_pd(self->s[i].ctx);

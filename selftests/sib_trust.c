@@ -51,6 +51,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 #include "sib_rings.h"
 #include "../uapi/rdma_user_sib.h"
@@ -1346,35 +1347,18 @@ TEST_F_TIMEOUT(trust, modify_err_race, 120)
 
 /* ---- RoCEv2 between two namespaces -------------------------------------------- */
 
-#define NSA	"sibtA"
-#define NSB	"sibtB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
+#define TAG	"t"
+#define NSB	SIB_TOPO_NSB(TAG)
+#define IFB	SIB_TOPO_IFB(TAG)
+#define IP4A	SIB_TOPO_IP4A
+#define IP4B	SIB_TOPO_IP4B
 #define PSN_A	0x100	/* what A expects from B */
 #define PSN_B	0x200	/* what B expects from A */
 
-static void net_cleanup(void)
-{
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-	shq("ip link del sibta");
-}
-
-static int net_setup(void)
-{
-	if (module_load())
-		return -1;
-	net_cleanup();
-	return sh("ip netns add " NSA " && ip netns add " NSB " && "
-		  "ip link add sibta netns " NSA " type veth peer name sibtb netns " NSB " && "
-		  "ip -n " NSA " addr add " IP4A "/24 dev sibta && "
-		  "ip -n " NSB " addr add " IP4B "/24 dev sibtb && "
-		  "ip -n " NSA " link set sibta up && ip -n " NSB " link set sibtb up && "
-		  "ip -n " NSA " link set lo up && ip -n " NSB " link set lo up && "
-		  "ip netns exec " NSA " rdma link add sibA type sib netdev sibta && "
-		  "ip netns exec " NSB " rdma link add sibB type sib netdev sibtb");
-}
+/* sibA in namespace A, sibB in B, joined by a veth; IPv4, lo up. */
+static const struct sib_topo wire_topo = {
+	.kind = SIB_TOPO_VETH, .tag = TAG, .flags = SIB_TOPO_LO_UP,
+};
 
 /* One end: its own context, PD, CQs and a QP of @type. */
 struct end {
@@ -1448,6 +1432,7 @@ static int socket_in(const char *ns, int domain, int type, int proto)
 }
 
 FIXTURE(wire) {
+	struct sib_topo t;
 	struct end a, b;
 };
 
@@ -1455,14 +1440,15 @@ FIXTURE_SETUP(wire)
 {
 	memset(&self->a, 0, sizeof(self->a));
 	memset(&self->b, 0, sizeof(self->b));
-	ASSERT_EQ(0, net_setup());
+	self->t = wire_topo;
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
 }
 
 FIXTURE_TEARDOWN(wire)
 {
 	end_close(&self->a);
 	end_close(&self->b);
-	net_cleanup();
+	sib_topo_down(&self->t);
 }
 
 /* 5 over RoCEv2: a lost or damaged message is one too many. */
@@ -1587,7 +1573,7 @@ static int cap_open(void)
 	self_ns = open("/proc/self/ns/net", O_RDONLY);
 	nsfd = open("/run/netns/" NSB, O_RDONLY);
 	if (self_ns >= 0 && nsfd >= 0 && !setns(nsfd, CLONE_NEWNET)) {
-		sll.sll_ifindex = if_nametoindex("sibtb");
+		sll.sll_ifindex = if_nametoindex(IFB);
 		setns(self_ns, CLONE_NEWNET);
 	}
 	close(nsfd);

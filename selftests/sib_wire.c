@@ -27,15 +27,17 @@
 #include "kselftest_harness.h"
 #include "sib_pair_t.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair.h"
 
-#define NSA	"sibwA"
-#define NSB	"sibwB"
+#define TAG	"w"
+#define NSA	SIB_TOPO_NSA(TAG)
+#define NSB	SIB_TOPO_NSB(TAG)
 #define NSC	"sibwC"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
-#define IP6A	"2001:db8::1"
-#define IP6B	"2001:db8::2"
+#define IFA	SIB_TOPO_IFA(TAG)
+#define IP4A	SIB_TOPO_IP4A
+#define IP4B	SIB_TOPO_IP4B
+#define IP6A	SIB_TOPO_IP6A
 #define CTLA	"198.51.100.1"	/* out-of-band exchange in the IPv6 case */
 #define CTLB	"198.51.100.2"
 #define LOG	"/tmp/sib_wire.log"
@@ -44,45 +46,41 @@
 
 /* ---- environment ------------------------------------------------------- */
 
+/* What any fixture of this program may have left: sib, rxe, the veths. */
 static void net_cleanup(void)
 {
-	sib_delete_all();
-	shq("rdma link del rxeA");
-	shq("rmmod rdma_rxe");
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
+	struct sib_topo t = { .kind = SIB_TOPO_RXE_PEER, .tag = TAG };
+
+	sib_topo_down(&t);
 	shq("ip netns del " NSC);
-	shq("ip link del sibwa");
 	shq("ip link del sibwd");
 }
 
 /*
  * Two namespaces joined by veth (sibwa in A, sibwb in B), sibA and sibB on
- * them. @v4: IPv4 addresses too; without, a second veth pair carries the
- * out-of-band exchange of pingpong and perftest over IPv4.
+ * them, IPv6 addresses. @v4: IPv4 addresses too; without, a second veth
+ * pair carries the out-of-band exchange of pingpong and perftest over
+ * IPv4. @neigh: the neighbours resolved both ways before any QP needs
+ * them (ib_core resolves the destination MAC when a QP goes to RTR, and
+ * a first IPv6 neighbour discovery may not finish in time).
  */
-static int net_setup(bool v4)
+static int net_setup(struct sib_topo *t, bool v4, bool neigh)
 {
-	if (module_load())
-		return -1;
+	*t = (struct sib_topo){
+		.kind = SIB_TOPO_VETH, .tag = TAG,
+		.flags = SIB_TOPO_IPV6 | SIB_TOPO_LO_UP |
+			 (v4 ? 0 : SIB_TOPO_NO_IPV4) |
+			 (neigh ? SIB_TOPO_NEIGH : 0),
+	};
 	net_cleanup();
-	if (sh("ip netns add " NSA " && ip netns add " NSB " && "
-	       "ip link add sibwa netns " NSA " type veth peer name sibwb netns " NSB " && "
-	       "ip -n " NSA " addr add " IP6A "/64 nodad dev sibwa && "
-	       "ip -n " NSB " addr add " IP6B "/64 nodad dev sibwb && "
-	       "ip -n " NSA " link set sibwa up && ip -n " NSB " link set sibwb up && "
-	       "ip -n " NSA " link set lo up && ip -n " NSB " link set lo up"))
+	if (sib_topo_up(t)) {
+		fprintf(stderr, "# %s\n", t->err);
 		return -1;
-	if (v4 && sh("ip -n " NSA " addr add " IP4A "/24 dev sibwa && "
-		     "ip -n " NSB " addr add " IP4B "/24 dev sibwb"))
-		return -1;
+	}
 	if (!v4 && sh("ip link add sibwca netns " NSA " type veth peer name sibwcb netns " NSB " && "
 		      "ip -n " NSA " addr add " CTLA "/24 dev sibwca && "
 		      "ip -n " NSB " addr add " CTLB "/24 dev sibwcb && "
 		      "ip -n " NSA " link set sibwca up && ip -n " NSB " link set sibwcb up"))
-		return -1;
-	if (sh("ip netns exec " NSA " rdma link add sibA type sib netdev sibwa && "
-	       "ip netns exec " NSB " rdma link add sibB type sib netdev sibwb"))
 		return -1;
 	return 0;
 }
@@ -105,6 +103,7 @@ static int run_tool(const char *tool, const char *gflag, int gida, int gidb,
 /* ---- the two namespaces, IPv4 and IPv6-only --------------------------------- */
 
 FIXTURE(wire) {
+	struct sib_topo t;
 	int gida, gidb;
 	const char *peer;	/* where the client finds the server */
 };
@@ -121,32 +120,11 @@ FIXTURE_VARIANT_ADD(wire, ipv6) {
 	.v4 = false,
 };
 
-/*
- * Resolve the neighbours both ways before any QP needs them: ib_core
- * resolves the destination MAC when a QP goes to RTR, and a first IPv6
- * neighbour discovery may not finish in time.
- */
-static int neigh_warmup(bool v4)
-{
-	const char *a = v4 ? IP4A : IP6A, *b = v4 ? IP4B : IP6B;
-
-	/* A UDP datagram to the discard port starts the resolution. */
-	return sh("for i in $(seq 50); do "
-		  "ip netns exec " NSA " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
-		  "ip netns exec " NSB " bash -c 'echo > /dev/udp/%s/9' 2>/dev/null; "
-		  "ip -n " NSA " neigh show %s | grep -q lladdr && "
-		  "ip -n " NSB " neigh show %s | grep -q lladdr && exit 0; "
-		  "sleep 0.1; done; exit 1", b, a, b, a);
-}
-
 FIXTURE_SETUP(wire)
 {
-	ASSERT_EQ(0, net_setup(variant->v4));
-	ASSERT_EQ(0, neigh_warmup(variant->v4));
-	self->gida = wait_gid_index("sibA", variant->v4 ? IP4A : IP6A);
-	self->gidb = wait_gid_index("sibB", variant->v4 ? IP4B : IP6B);
-	ASSERT_LE(0, self->gida);
-	ASSERT_LE(0, self->gidb);
+	ASSERT_EQ(0, net_setup(&self->t, variant->v4, true));
+	self->gida = self->t.gid[0];
+	self->gidb = self->t.gid[1];
 	self->peer = variant->v4 ? IP4A : CTLA;
 }
 
@@ -274,7 +252,7 @@ TEST_F_TIMEOUT(wire, capture, 600)
 	int n;
 
 	shq("rm -f " PCAP);
-	ASSERT_EQ(0, sh("ip netns exec " NSA " tcpdump -Z root -q -i sibwa -w " PCAP
+	ASSERT_EQ(0, sh("ip netns exec " NSA " tcpdump -Z root -q -i " IFA " -w " PCAP
 			" udp port %d >/dev/null 2>/tmp/sib_wire.tcpdump.err & "
 			"echo $! > /tmp/sib_wire.tcpdump", ROCE_PORT));
 	/* It captures once it says so (seconds on a crowded TCG host). */
@@ -572,6 +550,7 @@ static int send_b_to_a(struct end *a, struct end *b, uint32_t len)
 }
 
 FIXTURE(inject) {
+	struct sib_topo t;
 	struct end a, b;
 	struct inj in;
 };
@@ -580,9 +559,9 @@ FIXTURE_SETUP(inject)
 {
 	memset(&self->a, 0, sizeof(self->a));
 	memset(&self->b, 0, sizeof(self->b));
-	ASSERT_EQ(0, net_setup(true));
-	ASSERT_EQ(0, end_open(&self->a, "sibA", wait_gid_index("sibA", IP4A)));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", wait_gid_index("sibB", IP4B)));
+	ASSERT_EQ(0, net_setup(&self->t, true, false));
+	ASSERT_EQ(0, end_open(&self->a, "sibA", self->t.gid[0]));
+	ASSERT_EQ(0, end_open(&self->b, "sibB", self->t.gid[1]));
 	ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_A, PSN_B));
 	ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_B, PSN_A));
 	ASSERT_EQ(0, inj_open(&self->in));
@@ -938,6 +917,7 @@ static int wire_batch(int n)
 }
 
 FIXTURE(frags) {
+	struct sib_topo t;
 	struct fend a, b;
 };
 
@@ -945,10 +925,9 @@ FIXTURE_SETUP(frags)
 {
 	memset(&self->a, 0, sizeof(self->a));
 	memset(&self->b, 0, sizeof(self->b));
-	ASSERT_EQ(0, net_setup(true));
-	ASSERT_EQ(0, neigh_warmup(true));
-	ASSERT_EQ(0, fend_open(&self->a, "sibA", wait_gid_index("sibA", IP4A)));
-	ASSERT_EQ(0, fend_open(&self->b, "sibB", wait_gid_index("sibB", IP4B)));
+	ASSERT_EQ(0, net_setup(&self->t, true, true));
+	ASSERT_EQ(0, fend_open(&self->a, "sibA", self->t.gid[0]));
+	ASSERT_EQ(0, fend_open(&self->b, "sibB", self->t.gid[1]));
 	/* 4 ms: the faulty cases retry quickly. */
 	ASSERT_EQ(0, fend_connect(&self->a, &self->b, PSN_A, PSN_B, 10));
 	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 10));
@@ -1230,27 +1209,25 @@ TEST_F_TIMEOUT(frags, coalesced_acks, 300)
  * the other. rdma_rxe 6.1 opens UDP port 4791 in init_net when it loads.
  */
 FIXTURE(rxe) {
+	struct sib_topo t;
 	int gida, gidb;
 };
 
 FIXTURE_SETUP(rxe)
 {
-	ASSERT_EQ(0, module_load());
+	int ret;
+
+	self->t = (struct sib_topo){
+		.kind = SIB_TOPO_RXE_PEER, .tag = TAG,
+		.flags = SIB_TOPO_LO_UP,
+	};
 	net_cleanup();
-	if (shq("modprobe rdma_rxe"))
-		SETUP_SKIP("rdma_rxe is not available");
-	ASSERT_EQ(0, sh("ip netns add " NSA " && ip netns add " NSB " && "
-			"ip link add sibwa type veth peer name sibwb netns " NSB " && "
-			"ip addr add " IP4A "/24 dev sibwa && "
-			"ip -n " NSB " addr add " IP4B "/24 dev sibwb && "
-			"ip link set sibwa up && ip -n " NSB " link set sibwb up && "
-			"ip -n " NSB " link set lo up && "
-			"rdma link add rxeA type rxe netdev sibwa && "
-			"ip netns exec " NSB " rdma link add sibB type sib netdev sibwb"));
-	self->gida = wait_gid_index("rxeA", IP4A);
-	self->gidb = wait_gid_index("sibB", IP4B);
-	ASSERT_LE(0, self->gida);
-	ASSERT_LE(0, self->gidb);
+	ret = sib_topo_up(&self->t);
+	if (ret == SIB_TOPO_MISSING)
+		SETUP_SKIP("%s", self->t.err);
+	ASSERT_EQ(0, ret) TH_LOG("%s", self->t.err);
+	self->gida = self->t.gid[0];
+	self->gidb = self->t.gid[1];
 }
 
 FIXTURE_TEARDOWN(rxe)
@@ -1412,7 +1389,7 @@ TEST_F_TIMEOUT(rxe, port_owned, 300)
 /* ---- following the netdev ------------------------------------------------- */
 
 FIXTURE(move) {
-	int unused;
+	struct sib_topo t;
 };
 
 FIXTURE_SETUP(move)
@@ -1429,11 +1406,11 @@ TEST_F_TIMEOUT(move, netns_move, 300)
 	char srv[160], cli[160];
 	int ga, gb;
 
-	ASSERT_EQ(0, net_setup(true));
+	ASSERT_EQ(0, net_setup(&self->t, true, false));
 	/* Move A's netdev to a third namespace: the device follows it. */
-	ASSERT_EQ(0, sh("ip netns add " NSC " && ip -n " NSA " link set sibwa netns " NSC
-			" && ip -n " NSC " addr add " IP4A "/24 dev sibwa && "
-			"ip -n " NSC " link set sibwa up && ip -n " NSC " link set lo up"));
+	ASSERT_EQ(0, sh("ip netns add " NSC " && ip -n " NSA " link set " IFA " netns " NSC
+			" && ip -n " NSC " addr add " IP4A "/24 dev " IFA " && "
+			"ip -n " NSC " link set " IFA " up && ip -n " NSC " link set lo up"));
 	EXPECT_TRUE(ibdev_exists("sibA"));
 	ga = wait_gid_index("sibA", IP4A);
 	gb = wait_gid_index("sibB", IP4B);

@@ -29,6 +29,7 @@
 
 #include "kselftest_harness.h"
 #include "sib_util.h"
+#include "sib_topo.h"
 #include "sib_pair_t.h"
 
 #define BUFSZ	(1u << 20)
@@ -656,38 +657,14 @@ TEST_F(xrc, two_processes_share_domain)
 
 /* ---- two devices over RoCEv2 ---------------------------------------- */
 
-#define NSA	"sibxA"
-#define NSB	"sibxB"
-#define IP4A	"192.0.2.1"
-#define IP4B	"192.0.2.2"
-
-static void net_down(void)
-{
-	sib_delete_all();
-	shq("ip netns del " NSA);
-	shq("ip netns del " NSB);
-}
-
-/* sibA in namespace A, sibB in B, joined by a veth; IPv4. */
-static int net_up(void)
-{
-	if (module_load())
-		return -1;
-	net_down();
-	return sh("ip netns add " NSA " && ip netns add " NSB " && "
-		  "ip link add sibxa netns " NSA " type veth peer name sibxb netns " NSB " && "
-		  "ip -n " NSA " addr add " IP4A "/24 dev sibxa && "
-		  "ip -n " NSB " addr add " IP4B "/24 dev sibxb && "
-		  "ip -n " NSA " link set sibxa up && ip -n " NSB " link set sibxb up && "
-		  "ip netns exec " NSA " rdma link add sibA type sib netdev sibxa && "
-		  "ip netns exec " NSB " rdma link add sibB type sib netdev sibxb");
-}
+#define TAG	"x"
 
 /*
  * The target side (domain, SRQs, TGT QP, memory) on sibA, the XRC_INI QP
  * on sibB: every XRC packet crosses the veth as RoCEv2.
  */
 FIXTURE(wire) {
+	struct sib_topo t;	/* sibA in namespace A, sibB in B; IPv4 */
 	struct ibv_context *ca, *cb;
 	struct ibv_pd *pa, *pb;
 	int ga, gb;
@@ -701,13 +678,12 @@ FIXTURE_SETUP(wire)
 	union ibv_gid da, db;
 
 	memset(x, 0, sizeof(*x));
-	ASSERT_EQ(0, net_up());
-	self->ga = wait_gid_index("sibA", IP4A);
-	self->gb = wait_gid_index("sibB", IP4B);
-	ASSERT_LE(0, self->ga);
-	ASSERT_LE(0, self->gb);
-	self->ca = pair_open_dev("sibA");
-	self->cb = pair_open_dev("sibB");
+	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = TAG };
+	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
+	self->ga = self->t.gid[0];
+	self->gb = self->t.gid[1];
+	self->ca = pair_open_dev(self->t.ibdev[0]);
+	self->cb = pair_open_dev(self->t.ibdev[1]);
 	ASSERT_NE(NULL, self->ca);
 	ASSERT_NE(NULL, self->cb);
 	self->pa = ibv_alloc_pd(self->ca);
@@ -750,7 +726,7 @@ FIXTURE_TEARDOWN(wire)
 		ibv_close_device(self->ca);
 	if (self->cb)
 		ibv_close_device(self->cb);
-	net_down();
+	sib_topo_down(&self->t);
 }
 
 /*
@@ -824,7 +800,8 @@ static void wire_count(int fd, uint32_t srqn, uint32_t paylen, int *sends,
 TEST_F_TIMEOUT(wire, xrceth_on_the_wire, 120)
 {
 	struct xrc *x = &self->x;
-	int fa = wire_tap(NSA, "sibxa"), fb = wire_tap(NSB, "sibxb");
+	int fa = wire_tap(self->t.ns[0], self->t.ifname[0]);
+	int fb = wire_tap(self->t.ns[1], self->t.ifname[1]);
 	int sends, acks, n;
 	struct ibv_sge s;
 

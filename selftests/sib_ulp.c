@@ -1076,6 +1076,86 @@ TEST_F_TIMEOUT(ulp, nfs_device_removal, 900)
 }
 
 /* NFSv4.2 with 1 % of the packets dropped and 1 % reordered: sib only. */
+/* MiB of memory the guest has available, or -1. */
+static long long mem_available_mb(void)
+{
+	char buf[4096], *p;
+
+	if (read_text("/proc/meminfo", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "MemAvailable:");
+	return p ? atoll(p + strlen("MemAvailable:")) / 1024 : -1;
+}
+
+/*
+ * fio on the NFS mount, crc32c in every block and every block read back
+ * (O_DIRECT: the reads come over the wire, not from the client's cache):
+ * the first three quarters of @mb MiB in 1 MiB writes, the last quarter
+ * in 4 KiB writes in random order at queue depth 16 (each block once).
+ */
+#define NFS_FIO		"fio --filename=" MNT "/big --direct=1 --ioengine=libaio " \
+			"--verify=crc32c --verify_fatal=1 "
+#define NFS_FIO_SEQ	NFS_FIO "--name=seq --rw=write --bs=1M --iodepth=4 " \
+			"--offset=0 --size=%dM"
+#define NFS_FIO_RAND	NFS_FIO "--name=rand --rw=randwrite --bs=4k --iodepth=16 " \
+			"--offset=%dM --size=%dM"
+
+/*
+ * A large file over NFSv4.2 on RDMA: SIB_ULP_NFS_LARGE_MB (default
+ * 1024) MiB through fio (NFS_FIO_SEQ and NFS_FIO_RAND), both regions
+ * verified again after a remount; then a block of the sequential region
+ * is zeroed in the server's copy, and its verification must fail. The
+ * export is a tmpfs of that size: the test needs the guest to have about
+ * twice the file free (vm-run -m 4G; make check-full gives it).
+ */
+TEST_F_TIMEOUT(ulp, nfs_large, 1800)
+{
+	const char *env = getenv("SIB_ULP_NFS_LARGE_MB");
+	int mb = env && atoi(env) > 0 ? atoi(env) : 1024;
+	long long avail = mem_available_mb();
+	char seq[256], rand[256];
+	long long sent;
+
+	if (avail < 2LL * mb + 256)
+		SKIP(return, "%d MiB over NFS needs %lld MiB free, the guest has %lld "
+		     "(vm-run -m 4G)", mb, 2LL * mb + 256, avail);
+	snprintf(seq, sizeof(seq), NFS_FIO_SEQ, mb / 4 * 3);
+	snprintf(rand, sizeof(rand), NFS_FIO_RAND, mb / 4 * 3, mb / 4);
+	ASSERT_EQ(0, nfs_server_up(mb));
+	ASSERT_EQ(0, step("mount", 60, "mount -t nfs -o vers=4.2,proto=rdma,port="
+			  NFS_PORT " " ADDR ":/ " MNT));
+	count_start(self, variant->ibdev);
+	ASSERT_EQ(0, step("fio_seq", 1200, "%s", seq))
+		TH_LOG("%d MiB in 1 MiB writes + verify", mb / 4 * 3);
+	ASSERT_EQ(0, step("fio_rand", 1200, "%s", rand))
+		TH_LOG("%d MiB in 4 KiB random writes + verify", mb / 4);
+	sent = count_sent(self, variant->ibdev);
+	fprintf(stderr, "# %s: %lld packets sent\n", variant->ibdev, sent);
+	/* written and read back, at most 4 KiB in a packet */
+	EXPECT_GE(sent, 2LL * mb << 8) TH_LOG("too few packets on %s for the data",
+					      variant->ibdev);
+	EXPECT_EQ(0, shq("[ $(stat -c %%s " EXPORT "/big) -eq %lld ]", mb * 1048576LL))
+		TH_LOG("the server's file is not %d MiB", mb);
+
+	ASSERT_EQ(0, step("umount", 60, "umount " MNT));
+	ASSERT_EQ(0, step("remount", 60, "mount -t nfs -o vers=4.2,proto=rdma,port="
+			  NFS_PORT " " ADDR ":/ " MNT));
+	EXPECT_EQ(0, step("verify_seq", 1200, "%s --verify_only", seq))
+		TH_LOG("the sequential region after a remount");
+	EXPECT_EQ(0, step("verify_rand", 1200, "%s --verify_only", rand))
+		TH_LOG("the random region after a remount");
+
+	/* a block in the middle of the sequential region */
+	ASSERT_EQ(0, step("corrupt", 30, "dd if=/dev/zero of=" EXPORT "/big bs=4k "
+			  "seek=%d count=1 conv=notrunc status=none", mb * 128));
+	EXPECT_NE(0, shq("timeout -k 5 1200 %s --verify_only > " LOGDIR
+			 "/nfs_corrupt.log 2>&1", seq))
+		TH_LOG("fio --verify_only passed over a block zeroed on the server");
+	EXPECT_EQ(0, shq("grep -Eq 'verify: bad|verify failed' " LOGDIR
+			 "/nfs_corrupt.log")) TH_LOG("no verify error in fio's log");
+	EXPECT_EQ(0, step("umount", 60, "umount " MNT));
+}
+
 TEST_F_TIMEOUT(ulp, nfs_faults, 900)
 {
 	if (strcmp(variant->type, "sib"))

@@ -146,20 +146,29 @@ static void sib_kbuf_skip(struct sib_kbuf *b, u64 len)
 	}
 }
 
+/* @len zeros into @b. */
+static void sib_copy_zeros(struct sib_kbuf *b, u64 len)
+{
+	while (len) {
+		u32 n = min_t(u64, len, PAGE_SIZE);
+
+		sib_copy_kva(page_address(ZERO_PAGE(0)), b, n, SIB_FROM_MEM);
+		len -= n;
+	}
+}
+
 /*
- * An ODP MR: each page is used under the read side of its lock, so that
- * an invalidation waits for the copy. A page invalidated since
+ * An ODP MR (or one chunk of an implicit MR): each page is used under
+ * the read side of its lock, so that an invalidation waits for the copy.
+ * A page invalidated since
  * sib_mr_get() checked it is not touched: what was to be written there
  * is dropped (as if written just before the invalidation), and what was
  * to be read from it reads as zeros (what an anonymous page reads after
  * MADV_DONTNEED); no stale or foreign byte is ever read.
  */
-static void sib_copy_odp(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
-			 u64 len, enum sib_dir dir)
+static void sib_copy_odp_pages(struct sib_odp *odp, u64 off,
+			       struct sib_kbuf *b, u64 len, enum sib_dir dir)
 {
-	u64 off = iova - mr->iova + mr->pg_off;
-	struct sib_odp *odp = mr->odp;
-
 	read_lock(&odp->lock);
 	while (len) {
 		u32 po = offset_in_page(off);
@@ -172,7 +181,7 @@ static void sib_copy_odp(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 			sib_copy_kva(va + po, b, n, dir);
 			kunmap_local(va);
 		} else if (dir == SIB_FROM_MEM) {
-			sib_copy_kva(page_address(ZERO_PAGE(0)), b, n, dir);
+			sib_copy_zeros(b, n);
 		} else {
 			sib_kbuf_skip(b, n);
 		}
@@ -180,6 +189,32 @@ static void sib_copy_odp(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
 		len -= n;
 	}
 	read_unlock(&odp->lock);
+}
+
+/*
+ * An implicit MR's range goes chunk by chunk, each under its own lock; a
+ * chunk never made (not possible once sib_mr_get() checked the range: no
+ * chunk goes before dereg) holds no page.
+ */
+static void sib_copy_odp(struct sib_mr *mr, u64 iova, struct sib_kbuf *b,
+			 u64 len, enum sib_dir dir)
+{
+	u64 off = iova - mr->iova + mr->pg_off;
+
+	while (len) {
+		u64 in = off, room;
+		struct sib_odp *odp = sib_odp_at(mr->odp, &in, &room);
+		u64 n = min(len, room);
+
+		if (odp)
+			sib_copy_odp_pages(odp, in, b, n, dir);
+		else if (dir == SIB_FROM_MEM)
+			sib_copy_zeros(b, n);
+		else
+			sib_kbuf_skip(b, n);
+		off += n;
+		len -= n;
+	}
 }
 
 /*
@@ -408,18 +443,32 @@ static u64 *sib_mr_map8(struct sib_mr *mr, u64 iova)
  */
 static u64 *sib_odp_map8(struct sib_mr *mr, u64 iova)
 {
-	u64 off = iova - mr->iova + mr->pg_off;
+	u64 off = iova - mr->iova + mr->pg_off, room;
+	struct sib_odp *odp;
 	struct page *page;
 
 	if (off & 7)
 		return ERR_PTR(-EINVAL);
-	read_lock(&mr->odp->lock);
-	page = sib_odp_page(mr->odp, off >> PAGE_SHIFT);
+	odp = sib_odp_at(mr->odp, &off, &room);
+	if (!odp)
+		return ERR_PTR(-EAGAIN);
+	read_lock(&odp->lock);
+	page = sib_odp_page(odp, off >> PAGE_SHIFT);
 	if (!page) {
-		read_unlock(&mr->odp->lock);
+		read_unlock(&odp->lock);
 		return ERR_PTR(-EAGAIN);
 	}
 	return kmap_local_page(page) + offset_in_page(off);
+}
+
+/* Undo sib_odp_map8() of @iova. */
+static void sib_odp_unmap8(struct sib_mr *mr, u64 iova, u64 *p)
+{
+	u64 off = iova - mr->iova + mr->pg_off, room;
+	struct sib_odp *odp = sib_odp_at(mr->odp, &off, &room);
+
+	kunmap_local(p);
+	read_unlock(&odp->lock);
 }
 
 /*
@@ -460,13 +509,13 @@ static u64 *sib_mr_map8_err(struct sib_mr *mr, u64 iova, int *err)
 	return NULL;
 }
 
-static void sib_mr_unmap8(struct sib_mr *mr, u64 *p)
+static void sib_mr_unmap8(struct sib_mr *mr, u64 iova, u64 *p)
 {
-	if (sib_mr_has_pages(mr) || mr->mr_kind == SIB_MR_ODP)
-		kunmap_local(p);
 	if (mr->mr_kind == SIB_MR_ODP)
-		read_unlock(&mr->odp->lock);
-	if (mr->mr_kind == SIB_MR_DMABUF)
+		sib_odp_unmap8(mr, iova, p);
+	else if (sib_mr_has_pages(mr))
+		kunmap_local(p);
+	else if (mr->mr_kind == SIB_MR_DMABUF)
 		read_unlock(&mr->dmabuf->lock);
 }
 
@@ -479,7 +528,7 @@ int sib_mr_atomic_cmp_swp(struct sib_mr *mr, u64 iova, u64 compare, u64 swap,
 	if (!p)
 		return err;
 	*orig = cmpxchg64(p, compare, swap);
-	sib_mr_unmap8(mr, p);
+	sib_mr_unmap8(mr, iova, p);
 	return 0;
 }
 
@@ -491,7 +540,7 @@ int sib_mr_atomic_fetch_add(struct sib_mr *mr, u64 iova, u64 add, u64 *orig)
 	if (!p)
 		return err;
 	*orig = atomic64_fetch_add(add, (atomic64_t *)p);
-	sib_mr_unmap8(mr, p);
+	sib_mr_unmap8(mr, iova, p);
 	return 0;
 }
 
@@ -504,7 +553,7 @@ int sib_mr_atomic_write(struct sib_mr *mr, u64 iova, u64 val)
 		return err;
 	/* Ordered after the stores of the requests before it. */
 	smp_store_release(p, val);
-	sib_mr_unmap8(mr, p);
+	sib_mr_unmap8(mr, iova, p);
 	return 0;
 }
 

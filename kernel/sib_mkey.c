@@ -28,6 +28,7 @@ void sib_mem_table_init(struct sib_mem_table *t)
 	atomic_set(&t->num_mr, 0);
 	atomic_set(&t->num_mw, 0);
 	atomic_set(&t->num_dmabuf, 0);
+	atomic_set(&t->num_odp_chunks, 0);
 }
 
 void sib_mem_table_destroy(struct sib_mem_table *t)
@@ -35,6 +36,7 @@ void sib_mem_table_destroy(struct sib_mem_table *t)
 	WARN_ON(atomic_read(&t->num_mr));
 	WARN_ON(atomic_read(&t->num_mw));
 	WARN_ON(atomic_read(&t->num_dmabuf));
+	WARN_ON(atomic_read(&t->num_odp_chunks));
 	WARN_ON(!xa_empty(&t->xa));
 	xa_destroy(&t->xa);
 }

@@ -203,19 +203,27 @@ static int sib_check_length(u64 length)
 }
 
 /*
- * An explicit ODP MR: nothing is pinned, pages come in on first use
- * (sib_odp.h).
+ * An ODP MR: nothing is pinned, pages come in on first use (sib_odp.h).
+ * Explicit: [@start, @start + @length) at @iova. Implicit (@implicit,
+ * ib_core's start 0 and length U64_MAX): the process' whole address
+ * space, [0, TASK_SIZE), at its own addresses (@iova must be 0); an
+ * access past TASK_SIZE is out of the MR's range.
  */
 static struct ib_mr *sib_reg_odp_mr(struct ib_pd *pd, u64 start, u64 length,
-				    u64 iova, int access)
+				    u64 iova, int access, bool implicit)
 {
 	struct sib_odp *odp;
 	struct sib_mr *mr;
 
+	if (implicit && iova)
+		return ERR_PTR(-EINVAL);
 	mr = sib_mr_alloc(pd, SIB_MR_ODP, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	odp = sib_odp_create(pd->device, start, length, access);
+	if (implicit)
+		odp = sib_odp_create_implicit(pd->device, access);
+	else
+		odp = sib_odp_create(pd->device, start, length, access);
 	if (IS_ERR(odp)) {
 		sib_mr_free_new(mr);
 		return ERR_CAST(odp);
@@ -223,7 +231,7 @@ static struct ib_mr *sib_reg_odp_mr(struct ib_pd *pd, u64 start, u64 length,
 	mr->odp = odp;
 	mr->pg_off = offset_in_page(start);
 	mr->iova = iova;
-	mr->length = length;
+	mr->length = implicit ? odp->npages << PAGE_SHIFT : length;
 	sib_mr_publish(mr, SIB_MEM_VALID);
 	return &mr->ib_mr;
 }
@@ -236,14 +244,14 @@ struct ib_mr *sib_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	struct sib_mr *mr;
 	int ret;
 
-	/* Implicit ODP (the whole address space) is not implemented. */
+	/* Implicit ODP: the whole address space. */
 	if ((access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX)
-		return ERR_PTR(-EOPNOTSUPP);
+		return sib_reg_odp_mr(pd, 0, 0, iova, access, true);
 	ret = sib_check_length(length);
 	if (ret)
 		return ERR_PTR(ret);
 	if (access & IB_ACCESS_ON_DEMAND)
-		return sib_reg_odp_mr(pd, start, length, iova, access);
+		return sib_reg_odp_mr(pd, start, length, iova, access, false);
 	mr = sib_mr_alloc(pd, SIB_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);

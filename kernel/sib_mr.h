@@ -60,6 +60,7 @@ struct sib_odp;
  * @num_mr:	live MRs, bounded by SIB_MAX_MR
  * @num_mw:	live windows, bounded by SIB_MAX_MW
  * @num_dmabuf:	live dma-buf MRs (also counted in @num_mr)
+ * @num_odp_chunks: live chunks of implicit ODP MRs (sib_odp.h)
  */
 struct sib_mem_table {
 	struct xarray xa;
@@ -67,6 +68,7 @@ struct sib_mem_table {
 	atomic_t num_mr;
 	atomic_t num_mw;
 	atomic_t num_dmabuf;
+	atomic_t num_odp_chunks;
 };
 
 enum sib_mkey_kind {
@@ -139,9 +141,9 @@ enum sib_mem_state {
  *		(part of @dm_mem's array, constant)
  * @npages:	entries in @pages, or in @fr_live
  * @pg_off:	SIB_MR_USER, SIB_MR_DM, SIB_MR_ODP: offset of @iova within
- *		its first page
- * @odp:	SIB_MR_ODP: the pages, present or not (sib_odp.h); constant
- *		from registration to dereg
+ *		its first page (0 for an implicit ODP MR)
+ * @odp:	SIB_MR_ODP: the pages, present or not, or the chunks of an
+ *		implicit MR (sib_odp.h); constant from registration to dereg
  * @dm_mem:	SIB_MR_DM: the device memory, referenced until dereg
  * @dmabuf:	SIB_MR_DMABUF: the dma-buf and its kernel mapping
  *		(sib_dmabuf.h); constant from registration to dereg

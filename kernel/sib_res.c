@@ -130,6 +130,8 @@ static int sib_objects_show(struct seq_file *m, void *v)
 	seq_printf(m, "dm %d\ndm_bytes %lld\n", atomic_read(&sdev->num_dm),
 		   (long long)atomic64_read(&sdev->dm_bytes));
 	seq_printf(m, "dmabuf %d\n", atomic_read(&sdev->mem.num_dmabuf));
+	seq_printf(m, "odp_chunks %d\n",
+		   atomic_read(&sdev->mem.num_odp_chunks));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sib_objects);

@@ -8,8 +8,14 @@
  * byte; madvise(MADV_DONTNEED), munmap and a new mapping at the same
  * address between transfers, MADV_DONTNEED during them; fork's
  * copy-on-write; ibv_advise_mr() prefetch and its errors; the counters.
+ * Implicit ODP MRs (the whole address space, ibv_reg_mr(NULL, SIZE_MAX)):
+ * the same transfers through their keys into never-touched mappings,
+ * mappings far apart (chunks of their own) and across a chunk boundary,
+ * addresses not mapped or past the user address space, prefetch, and
+ * dereg with many chunks made (the "odp_chunks" object count).
  * Then WRITE, READ and SEND between ODP MRs of two sib devices on a veth
- * between two namespaces (RoCEv2: the responder runs in softirq).
+ * between two namespaces (RoCEv2: the responder runs in softirq), of
+ * explicit and of implicit MRs.
  *
  * QP 0 is the requester ("A"), QP 1 the responder ("B").
  */
@@ -113,7 +119,7 @@ TEST_F(odp, caps_advertised)
 		      IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 
 	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ax));
-	EXPECT_EQ(IBV_ODP_SUPPORT, c->general_caps);
+	EXPECT_EQ(IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT, c->general_caps);
 	EXPECT_EQ(rc, c->per_transport_caps.rc_odp_caps);
 	EXPECT_EQ(IBV_ODP_SUPPORT_SEND, c->per_transport_caps.uc_odp_caps);
 	EXPECT_EQ(IBV_ODP_SUPPORT_SEND, c->per_transport_caps.ud_odp_caps);
@@ -121,12 +127,20 @@ TEST_F(odp, caps_advertised)
 
 TEST_F(odp, refused_registrations)
 {
+	/* Implicit: with windows, or at an iova other than the address. */
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_reg_mr(self->p.pd, NULL, SIZE_MAX,
 				   IBV_ACCESS_ON_DEMAND |
-				   IBV_ACCESS_LOCAL_WRITE));
-	EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("implicit ODP: %s",
-					   strerror(errno));
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_MW_BIND));
+	EXPECT_EQ(EINVAL, errno) TH_LOG("implicit ODP with windows: %s",
+					strerror(errno));
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_reg_mr_iova(self->p.pd, NULL, SIZE_MAX, 1 << 20,
+					IBV_ACCESS_ON_DEMAND |
+					IBV_ACCESS_LOCAL_WRITE));
+	EXPECT_EQ(EINVAL, errno) TH_LOG("implicit ODP at an iova: %s",
+					strerror(errno));
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_reg_mr(self->p.pd, self->a.p, 4096,
 				   IBV_ACCESS_ON_DEMAND |
@@ -514,6 +528,378 @@ TEST_F(odp, dereg_after_use)
 	}
 }
 
+/* ---- implicit ODP: one MR over the whole address space ---- */
+
+/* An implicit ODP MR of @pd, or NULL. */
+static struct ibv_mr *imr_reg(struct ibv_pd *pd)
+{
+	return ibv_reg_mr(pd, NULL, SIZE_MAX, ODP_ACC);
+}
+
+/*
+ * @len bytes of fresh anonymous memory (never touched), at @hint if not
+ * NULL, reached through the implicit MR @mr: buf_free() must not be used
+ * (it would deregister @mr); imap_free() unmaps.
+ */
+static int imap(struct buf *b, struct ibv_mr *mr, size_t len, void *hint)
+{
+	memset(b, 0, sizeof(*b));
+	b->p = mmap(hint, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		    (hint ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+	if (b->p == MAP_FAILED) {
+		b->p = NULL;
+		return errno;
+	}
+	b->len = len;
+	b->mr = mr;
+	return 0;
+}
+
+static void imap_free(struct buf *b)
+{
+	if (b->p)
+		munmap(b->p, b->len);
+	memset(b, 0, sizeof(*b));
+}
+
+FIXTURE(imp) {
+	struct ibv_context *ctx;
+	int gid;
+	struct pair p;
+	struct ibv_mr *mr;	/* implicit */
+	struct buf a, b;	/* fresh mappings, through @mr */
+};
+
+FIXTURE_SETUP(imp)
+{
+	self->ctx = sib_lo_setup(&self->gid);
+	ASSERT_NE(NULL, self->ctx);
+	ASSERT_EQ(0, pair_create(&self->p, self->ctx, NULL, self->gid, NULL));
+	self->mr = imr_reg(self->p.pd);
+	ASSERT_NE(NULL, self->mr) TH_LOG("implicit ODP MR: %s",
+					 strerror(errno));
+	ASSERT_EQ(0, imap(&self->a, self->mr, BUFSZ, NULL));
+	ASSERT_EQ(0, imap(&self->b, self->mr, BUFSZ, NULL));
+}
+
+FIXTURE_TEARDOWN(imp)
+{
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
+	imap_free(&self->a);
+	imap_free(&self->b);
+	pair_destroy(&self->p);
+	sib_lo_teardown(self->ctx);
+}
+
+/* Its keys; the iova is the address (checked by every transfer below). */
+TEST_F(imp, registered)
+{
+	EXPECT_EQ(self->mr->lkey, self->mr->rkey);
+	EXPECT_LE(1, objects_value("mr"));
+}
+
+/*
+ * WRITE into never-touched pages through the rkey, READ out of them into
+ * never-touched pages through the lkey; the bytes around stay as they
+ * were.
+ */
+TEST_F(imp, write_read_untouched)
+{
+	long long rnr0 = sib0_counter("odp_rnr_nak_sent");
+	uint32_t len = BUFSZ - 2 * 4096 - 200;
+	uint8_t *want = malloc(BUFSZ);
+	struct buf c;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, imap(&c, self->mr, BUFSZ, NULL));
+	fill_pattern(want, BUFSZ, 70);
+	memcpy(self->a.p, want, BUFSZ);		/* the source is touched */
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0, &self->b,
+		4096 + 100, len, IBV_WC_SUCCESS);
+	EXPECT_SAME(self->b.p + 4096 + 100, want, len, "written");
+	EXPECT_UNTOUCHED(self->b.p, 4096 + 100, 0, "before");
+	EXPECT_UNTOUCHED(self->b.p + 4096 + 100 + len, 4096 + 100, 0, "after");
+	EXPECT_LT(rnr0, sib0_counter("odp_rnr_nak_sent"));
+	/* The READ's sink (c) was never touched either. */
+	memset(c.p, 0xee, 4096);
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_READ, &c, 4096, &self->b,
+		4096 + 100, len, IBV_WC_SUCCESS);
+	EXPECT_SAME(c.p + 4096, want, len, "read");
+	EXPECT_UNTOUCHED(c.p, 4096, 0xee, "before the sink");
+	EXPECT_UNTOUCHED(c.p + 4096 + len, BUFSZ - 4096 - len, 0,
+			 "after the sink");
+	imap_free(&c);
+	free(want);
+}
+
+/* A WRITE whose source was never touched sends zeros. */
+TEST_F(imp, write_from_untouched)
+{
+	long long w0 = sib0_counter("odp_req_waits");
+
+	memset(self->b.p, 0xee, BUFSZ);
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 8192,
+		&self->b, 100, 3 * 4096, IBV_WC_SUCCESS);
+	EXPECT_UNTOUCHED(self->b.p + 100, 3 * 4096, 0, "zeros written");
+	EXPECT_UNTOUCHED(self->b.p, 100, 0xee, "before");
+	EXPECT_UNTOUCHED(self->b.p + 100 + 3 * 4096, 4096, 0xee, "after");
+	EXPECT_LT(w0, sib0_counter("odp_req_waits"));
+}
+
+/* SEND and RECV with the implicit lkey, both mappings untouched by us. */
+TEST_F(imp, send_recv)
+{
+	struct ibv_sge rs = mk_sge(&self->b, 64, BUFSZ - 64);
+	struct ibv_sge ss = mk_sge(&self->a, 0, 100000);
+	uint8_t *want = malloc(BUFSZ);
+
+	ASSERT_NE(NULL, want);
+	fill_pattern(want, 100000, 71);
+	memcpy(self->a.p, want, 100000);
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 9, &rs, 1));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_SEND, 8, &ss, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", self->p.scq[0], 8, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	expect_wc("recv", self->p.rcq[1], 9, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->p.qp[1]->qp_num, 100000, NULL);
+	EXPECT_SAME(self->b.p + 64, want, 100000, "received");
+	EXPECT_UNTOUCHED(self->b.p, 64, 0, "before");
+	EXPECT_UNTOUCHED(self->b.p + 64 + 100000, 4096, 0, "after");
+	free(want);
+}
+
+TEST_F(imp, atomics)
+{
+	uint64_t *res = (uint64_t *)(self->a.p + 8192);
+	uint64_t *tgt = (uint64_t *)(self->b.p + 3 * 4096 + 64);
+	struct ibv_sge sge = mk_sge(&self->a, 8192, 8);
+
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 1,
+				 &sge, IBV_SEND_SIGNALED, (uintptr_t)tgt,
+				 self->mr->rkey, 5, 0));
+	expect_wc("fetch_add", self->p.scq[0], 1, IBV_WC_SUCCESS, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_EQ(0, *res);
+	EXPECT_EQ(5, *tgt);
+	ASSERT_EQ(0, post_atomic(self->p.qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 2,
+				 &sge, IBV_SEND_SIGNALED, (uintptr_t)tgt,
+				 self->mr->rkey, 5, 0x1122334455667788ULL));
+	expect_wc("cmp_swp", self->p.scq[0], 2, IBV_WC_SUCCESS, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_EQ(5, *res);
+	EXPECT_EQ(0x1122334455667788ULL, *tgt);
+	EXPECT_EQ(0, tgt[-1]);
+	EXPECT_EQ(0, tgt[1]);
+}
+
+#define CHUNK		(16UL << 20)	/* SIB_ODP_IMP_SIZE */
+
+/*
+ * Mappings 64 GiB apart (chunks of their own), and a WRITE and a READ
+ * across a chunk boundary, gathered from and scattered to both.
+ */
+TEST_F(imp, far_apart_and_across_chunks)
+{
+	long long ch0 = objects_value("odp_chunks");
+	uint8_t *want = malloc(2 * BUFSZ);
+	struct buf far, big;
+	struct ibv_sge sge[2];
+	uintptr_t bnd;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_LE(0, ch0);
+	ASSERT_EQ(0, imap(&far, self->mr, BUFSZ,
+			  (void *)(((uintptr_t)self->a.p - (64UL << 30)) &
+				   ~(CHUNK - 1))));
+	ASSERT_EQ(0, imap(&big, self->mr, 3 * CHUNK, NULL));
+	fill_pattern(want, 2 * BUFSZ, 72);
+	memcpy(self->a.p, want, BUFSZ);
+	memcpy(far.p, want + BUFSZ, BUFSZ);
+	/*
+	 * A chunk boundary inside big (16 to 32 MiB from its start), BUFSZ / 2
+	 * after the target's start.
+	 */
+	bnd = ((uintptr_t)big.p + 2 * CHUNK - 1) & ~(CHUNK - 1);
+	sge[0] = mk_sge(&self->a, 0, BUFSZ);
+	sge[1] = mk_sge(&far, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 1, sge, 2,
+			     IBV_SEND_SIGNALED, bnd - BUFSZ / 2,
+			     self->mr->rkey));
+	expect_wc("write", self->p.scq[0], 1, IBV_WC_SUCCESS, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME((uint8_t *)bnd - BUFSZ / 2, want, 2 * BUFSZ,
+		    "written across");
+	EXPECT_UNTOUCHED((uint8_t *)bnd - BUFSZ / 2 - 4096, 4096, 0, "before");
+	EXPECT_UNTOUCHED((uint8_t *)bnd + 3 * BUFSZ / 2, 4096, 0, "after");
+	/* And back, scattered into untouched pages of both far mappings. */
+	memset(self->a.p, 0, BUFSZ);
+	ASSERT_EQ(0, madvise(far.p, BUFSZ, MADV_DONTNEED));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_READ, 2, sge, 2,
+			     IBV_SEND_SIGNALED, bnd - BUFSZ / 2,
+			     self->mr->rkey));
+	expect_wc("read", self->p.scq[0], 2, IBV_WC_SUCCESS, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(self->a.p, want, BUFSZ, "read into the first");
+	EXPECT_SAME(far.p, want + BUFSZ, BUFSZ, "read into the far one");
+	/* far's, and the two on either side of bnd, at least. */
+	EXPECT_LE(ch0 + 3, objects_value("odp_chunks"));
+	imap_free(&far);
+	imap_free(&big);
+	free(want);
+}
+
+/* MADV_DONTNEED, then munmap and a new mapping, between WRITEs. */
+TEST_F(imp, dontneed_and_remap_between_transfers)
+{
+	long long inv0 = sib0_counter("odp_invalidations");
+	uint8_t *want = malloc(BUFSZ);
+
+	ASSERT_NE(NULL, want);
+	for (int round = 0; round < 4; round++) {
+		fill_pattern(want, BUFSZ, 80 + round);
+		memcpy(self->a.p, want, BUFSZ);
+		rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0,
+			&self->b, 0, BUFSZ, IBV_WC_SUCCESS);
+		EXPECT_SAME(self->b.p, want, BUFSZ, "written");
+		if (round & 1) {
+			ASSERT_EQ(0, madvise(self->b.p, BUFSZ, MADV_DONTNEED));
+			EXPECT_UNTOUCHED(self->b.p, BUFSZ, 0, "dropped");
+		} else {
+			ASSERT_EQ(0, munmap(self->b.p, BUFSZ));
+			ASSERT_EQ(self->b.p, mmap(self->b.p, BUFSZ,
+						  PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS |
+						  MAP_FIXED, -1, 0));
+			EXPECT_UNTOUCHED(self->b.p, BUFSZ, 0, "new mapping");
+		}
+	}
+	EXPECT_LE(inv0 + 4, sib0_counter("odp_invalidations"));
+	free(want);
+}
+
+/* The target is not mapped: a remote access error. */
+TEST_F(imp, write_to_unmapped)
+{
+	long long err0 = sib0_counter("odp_fault_errors");
+
+	memset(self->a.p, 1, 8192);
+	ASSERT_EQ(0, munmap(self->b.p + 4096, 4096));
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0, &self->b,
+		0, 8192, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_LT(err0, sib0_counter("odp_fault_errors"));
+	EXPECT_UNTOUCHED(self->b.p, 4096, 0, "the mapped page");
+}
+
+/* Past the user address space: out of the MR, a remote access error. */
+TEST_F(imp, write_past_user_space)
+{
+	memset(self->a.p, 1, 4096);
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 3,
+			     &(struct ibv_sge){ (uintptr_t)self->a.p, 4096,
+						self->mr->lkey }, 1,
+			     IBV_SEND_SIGNALED, 0xffff880000000000ULL,
+			     self->mr->rkey));
+	expect_wc("write", self->p.scq[0], 3, IBV_WC_REM_ACCESS_ERR, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+}
+
+/* The source is not mapped: a local protection error. */
+TEST_F(imp, send_from_unmapped)
+{
+	struct ibv_sge ss = mk_sge(&self->a, 0, 8192);
+
+	ASSERT_EQ(0, munmap(self->a.p, 8192));
+	ASSERT_EQ(0, post_op(self->p.qp[0], IBV_WR_RDMA_WRITE, 3, &ss, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&self->b, 0),
+			     self->mr->rkey));
+	expect_wc("write", self->p.scq[0], 3, IBV_WC_LOC_PROT_ERR, ANY,
+		  self->p.qp[0]->qp_num, ANY, NULL);
+	EXPECT_UNTOUCHED(self->b.p, 8192, 0, "the target");
+}
+
+/* Prefetch through the implicit lkey: sync, async, no-fault, errors. */
+TEST_F(imp, prefetch)
+{
+	struct ibv_sge sge = mk_sge(&self->b, 0, BUFSZ);
+	long long pg0 = sib0_counter("odp_fault_pages"), rnr0;
+	uint8_t *want = malloc(BUFSZ);
+	struct buf c;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
+	EXPECT_LE(pg0 + BUFSZ / 4096, sib0_counter("odp_fault_pages"));
+	fill_pattern(want, BUFSZ, 90);
+	memcpy(self->a.p, want, BUFSZ);
+	rnr0 = sib0_counter("odp_rnr_nak_sent");
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0, &self->b,
+		0, BUFSZ, IBV_WC_SUCCESS);
+	EXPECT_EQ(rnr0, sib0_counter("odp_rnr_nak_sent"));
+	EXPECT_SAME(self->b.p, want, BUFSZ, "written");
+	/* Asynchronous and no-fault, of a mapping of its own. */
+	ASSERT_EQ(0, imap(&c, self->mr, BUFSZ, NULL));
+	sge = mk_sge(&c, 0, BUFSZ);
+	EXPECT_EQ(0, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+			    &sge, 1));
+	EXPECT_EQ(0, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
+	rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0, &c,
+		0, BUFSZ, IBV_WC_SUCCESS);
+	EXPECT_SAME(c.p, want, BUFSZ, "written after async");
+	/* Not mapped: the synchronous fault fails. */
+	ASSERT_EQ(0, munmap(c.p, 4096));
+	sge = mk_sge(&c, 0, 4096);
+	EXPECT_EQ(EFAULT, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				 IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
+	/* Past the user address space: outside the MR. */
+	sge.addr = 0xffff880000000000ULL;
+	EXPECT_EQ(EINVAL, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				 IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1));
+	c.p += 4096;
+	c.len -= 4096;
+	imap_free(&c);
+	free(want);
+}
+
+/*
+ * 64 chunks made (one page written in each of 64 chunks of a 1 GiB
+ * mapping), then dereg: no chunk and no MR left behind.
+ */
+TEST_F(imp, dereg_many_chunks)
+{
+	long long ch0 = objects_value("odp_chunks");
+	long long mr0 = objects_value("mr");
+	struct ibv_mr *mr = imr_reg(self->p.pd);
+	struct buf big;
+	int i;
+
+	ASSERT_LE(0, ch0);
+	ASSERT_NE(NULL, mr);
+	EXPECT_EQ(mr0 + 1, objects_value("mr"));
+	/* The source's chunk (of the fixture's MR) is made first. */
+	ASSERT_EQ(0, advise(self->p.pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			    IBV_ADVISE_MR_FLAG_FLUSH,
+			    &(struct ibv_sge){ (uintptr_t)self->a.p, 4096,
+					       self->mr->lkey }, 1));
+	ch0 = objects_value("odp_chunks");
+	ASSERT_EQ(0, imap(&big, mr, 64 * CHUNK, NULL));
+	memset(self->a.p, 0x3c, 4096);
+	for (i = 0; i < 64; i++)
+		rdma_op(_metadata, &self->p, IBV_WR_RDMA_WRITE, &self->a, 0,
+			&big, i * CHUNK + 8192, 4096, IBV_WC_SUCCESS);
+	for (i = 0; i < 64; i++)
+		EXPECT_UNTOUCHED(big.p + i * CHUNK + 8192, 4096, 0x3c,
+				 "written");
+	EXPECT_EQ(ch0 + 64, objects_value("odp_chunks"));
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(ch0, objects_value("odp_chunks"));
+	EXPECT_EQ(mr0, objects_value("mr"));
+	imap_free(&big);
+}
+
 /* ---- over RoCEv2: two sib devices on a veth between two namespaces ---- */
 
 /* One end: its own context, PD, CQ, an RC QP and an ODP buffer. */
@@ -641,6 +1027,61 @@ TEST_F(wire, write_read_send_untouched)
 	expect_wc("recv", a->cq, 3, IBV_WC_SUCCESS, IBV_WC_RECV,
 		  a->qp->qp_num, 65536, NULL);
 	EXPECT_SAME(a->m.p, want, 65536, "received");
+	free(want);
+}
+
+/*
+ * The same through implicit MRs at both ends: WRITE into B's untouched
+ * mapping through B's implicit rkey, READ back into A's untouched one,
+ * and a SEND into untouched pages of A.
+ */
+TEST_F(wire, implicit_write_read_send)
+{
+	struct end *a = &self->a, *b = &self->b;
+	struct ibv_mr *ma = imr_reg(a->pd), *mb = imr_reg(b->pd);
+	uint8_t *want = malloc(BUFSZ);
+	struct buf sa, ra, tb;
+	struct ibv_sge sge;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_NE(NULL, ma);
+	ASSERT_NE(NULL, mb);
+	ASSERT_EQ(0, imap(&sa, ma, BUFSZ, NULL));
+	ASSERT_EQ(0, imap(&ra, ma, BUFSZ, NULL));
+	ASSERT_EQ(0, imap(&tb, mb, BUFSZ, NULL));
+	fill_pattern(want, BUFSZ, 61);
+	memcpy(sa.p, want, BUFSZ);
+	sge = mk_sge(&sa, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&tb, 0), mb->rkey));
+	expect_wc("write", a->cq, 1, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
+		  NULL);
+	EXPECT_SAME(tb.p, want, BUFSZ, "written");
+
+	sge = mk_sge(&ra, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_READ, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(&tb, 0), mb->rkey));
+	expect_wc("read", a->cq, 2, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
+		  NULL);
+	EXPECT_SAME(ra.p, want, BUFSZ, "read");
+
+	ASSERT_EQ(0, madvise(ra.p, BUFSZ, MADV_DONTNEED));
+	sge = mk_sge(&ra, 0, BUFSZ);
+	ASSERT_EQ(0, post_recv_sges(a->qp, 3, &sge, 1));
+	sge = mk_sge(&tb, 0, 65536);
+	ASSERT_EQ(0, post_op(b->qp, IBV_WR_SEND, 4, &sge, 1,
+			     IBV_SEND_SIGNALED, 0, 0));
+	expect_wc("send", b->cq, 4, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
+		  NULL);
+	expect_wc("recv", a->cq, 3, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  a->qp->qp_num, 65536, NULL);
+	EXPECT_SAME(ra.p, want, 65536, "received");
+	EXPECT_UNTOUCHED(ra.p + 65536, 4096, 0, "after");
+	ASSERT_EQ(0, ibv_dereg_mr(ma));
+	ASSERT_EQ(0, ibv_dereg_mr(mb));
+	imap_free(&sa);
+	imap_free(&ra);
+	imap_free(&tb);
 	free(want);
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 #include "sib_topo.h"
 
@@ -394,4 +395,4 @@ TEST_F_TIMEOUT(wire, userns_refused, 120)
 	EXPECT_NE(0, shq("rdma link show sibA/1"));
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

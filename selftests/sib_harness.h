@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,23 @@
  */
 #define SETUP_SKIP(fmt, ...)						\
 	SKIP(do { fflush(NULL); _exit(255); } while (0), fmt, ##__VA_ARGS__)
+
+/*
+ * SIB_TIMEOUT_SCALE=N (a whole number, 1 to 20) multiplies every test's
+ * timeout: the debug kernels run the same work several times slower
+ * (scripts/check-debug sets it). Nothing else changes.
+ */
+static inline void sib_harness_scale_timeouts(void)
+{
+	const char *e = getenv("SIB_TIMEOUT_SCALE");
+	int scale = e ? atoi(e) : 1;
+
+	if (scale <= 1 || scale > 20)
+		return;
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next)
+		for (struct __test_metadata *t = f->tests; t; t = t->next)
+			t->timeout *= scale;
+}
 
 /*
  * The kernel 6.1 harness takes no arguments; this main adds "-t NAME"
@@ -96,6 +114,7 @@ static inline int sib_harness_main(int argc, char **argv)
 			return 1;
 		}
 	}
+	sib_harness_scale_timeouts();
 	return test_harness_run(argc, argv);
 }
 

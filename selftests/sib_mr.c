@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 #include "sib_pair.h"
 
@@ -378,4 +379,4 @@ TEST_F(mr, device_removal_with_live_objects)
 	EXPECT_EQ(0, module_unload());
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 
 #define LOGDIR		"/tmp/sib-ulp"
@@ -2417,5 +2418,6 @@ int main(int argc, char **argv)
 		}
 	}
 	atexit(ulp_cleanup);
+	sib_harness_scale_timeouts();
 	return test_harness_run(argc, argv);
 }

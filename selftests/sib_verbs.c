@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "kselftest_harness.h"
+#include "sib_harness.h"
 #include "sib_util.h"
 #include "sib_pair.h"
 #include "../uapi/rdma_user_sib.h"
@@ -355,4 +356,4 @@ TEST_F_TIMEOUT(rxe, coexists_with_rxe, 120)
 	shq("ip netns del sibns; ip link del sibva");
 }
 
-TEST_HARNESS_MAIN
+SIB_HARNESS_MAIN

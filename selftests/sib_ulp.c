@@ -60,7 +60,8 @@
  * second; --ctrl-loss-tmo 30: for 30 s, holding its I/O meanwhile.
  */
 #define CONNECT		"nvme connect -t rdma -a " ADDR " -s 4420 -n " NQN \
-			" -i 4 --reconnect-delay 1 --ctrl-loss-tmo 30"
+			" -i 4 --reconnect-delay 1"
+#define CONNECT_TMO	" --ctrl-loss-tmo 30"
 /*
  * On a slow kernel (the debug lane's), a keep-alive can take longer than
  * the target's default 5 s under nvme_faults' loss, and the target then
@@ -563,7 +564,7 @@ static int nvme_host_up(FIXTURE_DATA(ulp) *self)
 	char path[128], buf[16];
 
 	if (step("connect", 60, CONNECT "%s",
-		 sib_slow_kernel() ? CONNECT_SLOW : ""))
+		 sib_slow_kernel() ? CONNECT_SLOW : CONNECT_TMO))
 		return -1;
 	if (!find_ctrl(self->ctrl, sizeof(self->ctrl))) {
 		fprintf(stderr, "# nvme connect: no RDMA controller of " NQN "\n");

@@ -1490,8 +1490,17 @@ static int srp_logout(FIXTURE_DATA(ulp) *self)
 
 /* ---- the tests ---- */
 
+/* The LIO tests need the iblock backstore (the debug lane's kernel lacks it). */
+#define LIO_NEEDED()							\
+	do {								\
+		if (!kernel_has("TCM_IBLOCK"))				\
+			SKIP(return, "the kernel has no LIO block backstore " \
+			     "(CONFIG_TCM_IBLOCK)");			\
+	} while (0)
+
 TEST_F_TIMEOUT(ulp, iser_data, 600)
 {
+	LIO_NEEDED();
 	ASSERT_EQ(0, iser_target_up());
 	ASSERT_EQ(0, iser_initiator_up());
 	ASSERT_EQ(0, iser_login(self, variant->ibdev)) TH_LOG("iSER login over %s", variant->ibdev);
@@ -1502,6 +1511,7 @@ TEST_F_TIMEOUT(ulp, srp_data, 600)
 {
 	char port[32];
 
+	LIO_NEEDED();
 	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
 	ASSERT_EQ(0, srp_login(self, variant->ibdev))
 		TH_LOG("SRP login over %s", variant->ibdev);
@@ -1511,6 +1521,7 @@ TEST_F_TIMEOUT(ulp, srp_data, 600)
 /* iSER and SRP under sib's faults, as nvme_faults. */
 TEST_F_TIMEOUT(ulp, iser_faults, 900)
 {
+	LIO_NEEDED();
 	if (strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
 	ASSERT_EQ(0, iser_target_up());
@@ -1523,6 +1534,7 @@ TEST_F_TIMEOUT(ulp, srp_faults, 900)
 {
 	char port[32];
 
+	LIO_NEEDED();
 	if (strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
 	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
@@ -1543,6 +1555,7 @@ TEST_F_TIMEOUT(ulp, srp_device_removal, 600)
 {
 	char port[32], job[600], path[128], disk[64];
 
+	LIO_NEEDED();
 	ASSERT_EQ(0, srp_target_up(variant->ibdev, port, sizeof(port)));
 	ASSERT_EQ(0, srp_login(self, variant->ibdev))
 		TH_LOG("SRP login over %s", variant->ibdev);
@@ -1583,6 +1596,7 @@ TEST_F_TIMEOUT(ulp, iser_device_removal, 600)
 {
 	char job[600];
 
+	LIO_NEEDED();
 	ASSERT_EQ(0, iser_target_up());
 	ASSERT_EQ(0, iser_initiator_up());
 	ASSERT_EQ(0, step("replacement_timeout", 30, ISCSI_NODE " -o update "
@@ -2296,6 +2310,8 @@ static void rds_test(struct __test_metadata *_metadata, FIXTURE_DATA(ulp) *self,
 
 	if (faults && strcmp(variant->type, "sib"))
 		SKIP(return, "fault injection is sib's");
+	if (!kernel_has("RDS_RDMA"))
+		SKIP(return, "the kernel has no RDS over RDMA (CONFIG_RDS_RDMA)");
 	/*
 	 * rds_rdma gives its RC QPs a transport retry count of 1 (its
 	 * rds_ib_retry_count): two losses in a row without progress between

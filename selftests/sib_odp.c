@@ -910,14 +910,10 @@ FIXTURE(wire) {
 
 FIXTURE_SETUP(wire)
 {
-	struct pair_end e[2];
 	struct pair_opts o;
 
 	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = "odp" };
 	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
-	for (int i = 0; i < 2; i++)
-		e[i] = (struct pair_end){ .dev = self->t.ibdev[i],
-					  .gid = self->t.gid[i] };
 	pair_default_opts(&o);
 	o.sq_wr = o.rq_wr = 16;
 	o.max_sge = 1;
@@ -928,7 +924,7 @@ FIXTURE_SETUP(wire)
 	o.timeout = sib_qp_timeout(14);
 	o.psn[0] = 200;
 	o.psn[1] = 100;
-	ASSERT_EQ(0, pair_create_ends(&self->p, e, &o));
+	ASSERT_EQ(0, pair_create_topo(&self->p, &self->t, &o));
 	ASSERT_EQ(0, odp_buf(&self->a, self->p.end[0].pd, BUFSZ, ODP_ACC));
 	ASSERT_EQ(0, odp_buf(&self->b, self->p.end[1].pd, BUFSZ, ODP_ACC));
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sib_pair.h"
+#include "sib_topo.h"
 #include "sib_util.h"
 
 int sib_wait_ms = 5000;
@@ -428,6 +429,17 @@ int pair_create_ends(struct pair *p, const struct pair_end end[2],
 	p->end[0] = end[0];
 	p->end[1] = end[1];
 	return pair_make(p);
+}
+
+int pair_create_topo(struct pair *p, const struct sib_topo *t,
+		     const struct pair_opts *o)
+{
+	struct pair_end e[2];
+
+	for (int i = 0; i < 2; i++)
+		e[i] = (struct pair_end){ .dev = t->ibdev[i],
+					  .gid = t->gid[i] };
+	return pair_create_ends(p, e, o);
 }
 
 void pair_destroy(struct pair *p)

@@ -101,17 +101,18 @@ struct pair {
 int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 		int gid_index, const struct pair_opts *o);
 /*
- * The same with QP i at @end[i], e.g. two devices of a topology:
- *
- *	struct pair_end e[2] = {
- *		{ .dev = t.ibdev[0], .gid = t.gid[0] },
- *		{ .dev = t.ibdev[1], .gid = t.gid[1] },
- *	};
- *	ASSERT_EQ(0, pair_create_ends(&p, e, &o));
- *
- * opens both devices and makes a PD on each; p.end[i] then holds them.
+ * The same with QP i at @end[i], e.g. on two devices: a device named in
+ * end[i].dev is opened and a PD made on it (p->end[i] then holds them);
+ * pair_destroy() closes what the pair opened.
  */
 int pair_create_ends(struct pair *p, const struct pair_end end[2],
+		     const struct pair_opts *o);
+struct sib_topo;
+/*
+ * pair_create_ends() on the topology's two devices (sib_topo.h): QP 0 on
+ * end a (t->ibdev[0], GID t->gid[0]), QP 1 on end b.
+ */
+int pair_create_topo(struct pair *p, const struct sib_topo *t,
 		     const struct pair_opts *o);
 /* Everything the pair made, and the contexts it opened. Again is a no-op. */
 void pair_destroy(struct pair *p);

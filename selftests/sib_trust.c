@@ -1368,12 +1368,8 @@ static int wire_pair(struct pair *p, const struct sib_topo *t,
 		     enum ibv_qp_type type, enum ibv_mtu mtu, uint32_t psn_a,
 		     uint32_t psn_b)
 {
-	struct pair_end e[2];
 	struct pair_opts o;
 
-	for (int i = 0; i < 2; i++)
-		e[i] = (struct pair_end){ .dev = t->ibdev[i],
-					  .gid = t->gid[i] };
 	if (type == IBV_QPT_UC)
 		uc_opts(&o);
 	else
@@ -1388,7 +1384,7 @@ static int wire_pair(struct pair *p, const struct sib_topo *t,
 	o.timeout = sib_qp_timeout(14);
 	o.psn[0] = psn_a;
 	o.psn[1] = psn_b;
-	return pair_create_ends(p, e, &o);
+	return pair_create_topo(p, t, &o);
 }
 
 /* Enter namespace @ns for the creation of one socket. */

@@ -915,7 +915,8 @@ FIXTURE_SETUP(wire)
 	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = "odp" };
 	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
 	pair_default_opts(&o);
-	o.sq_wr = o.rq_wr = 16;
+	o.sq_wr = 16;
+	o.rq_wr = 16;
 	o.max_sge = 1;
 	o.max_inline = 0;
 	o.cq_depth = 64;

@@ -1374,7 +1374,8 @@ static int wire_pair(struct pair *p, const struct sib_topo *t,
 		uc_opts(&o);
 	else
 		pair_default_opts(&o);
-	o.sq_wr = o.rq_wr = 32;
+	o.sq_wr = 32;
+	o.rq_wr = 32;
 	o.max_sge = 1;
 	o.max_inline = 0;
 	o.cq_depth = 64;
@@ -1428,10 +1429,9 @@ FIXTURE_TEARDOWN(wire)
 /* 5 over RoCEv2: a lost or damaged message is one too many. */
 TEST_F_TIMEOUT(wire, uc_send_buffer_reuse_wire, 180)
 {
+	struct pair *p = &self->p;
 	struct reuse_ends e;
 	struct buf l, r;
-
-	struct pair *p = &self->p;
 
 	ASSERT_EQ(0, wire_pair(p, &self->t, IBV_QPT_UC, IBV_MTU_1024, PSN_A,
 			       PSN_B));

@@ -435,12 +435,14 @@ static void wire_opts(struct pair_opts *o, uint32_t wr, uint32_t sge,
 		      uint8_t timeout, size_t buf_len, int buf_access)
 {
 	pair_default_opts(o);
-	o->sq_wr = o->rq_wr = wr;
+	o->sq_wr = wr;
+	o->rq_wr = wr;
 	o->max_sge = sge;
 	o->max_inline = 0;
 	o->cq_depth = cq_depth;
 	o->one_cq = true;
-	o->access[0] = o->access[1] = access;
+	o->access[0] = access;
+	o->access[1] = access;
 	o->rd_atomic = rd_atomic;
 	o->timeout = sib_qp_timeout(timeout);
 	o->psn[0] = PSN_B;

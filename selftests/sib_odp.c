@@ -902,82 +902,39 @@ TEST_F(imp, dereg_many_chunks)
 
 /* ---- over RoCEv2: two sib devices on a veth between two namespaces ---- */
 
-/* One end: its own context, PD, CQ, an RC QP and an ODP buffer. */
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	int gid;
-	struct buf m;
-};
-
-static int end_open(struct end *e, const char *dev, const char *ip)
-{
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	e->gid = wait_gid_index(dev, ip);
-	e->ctx = pair_open_dev(dev);
-	if (e->gid < 0 || !e->ctx)
-		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
-	ia.send_cq = ia.recv_cq = e->cq;
-	e->qp = e->cq ? ibv_create_qp(e->pd, &ia) : NULL;
-	if (!e->qp)
-		return -1;
-	return odp_buf(&e->m, e->pd, BUFSZ, ODP_ACC);
-}
-
-static void end_close(struct end *e)
-{
-	odp_free(&e->m);
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->cq)
-		ibv_destroy_cq(e->cq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-	memset(e, 0, sizeof(*e));
-}
-
-static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
-		       uint32_t sq_psn)
-{
-	union ibv_gid g = {};
-
-	ibv_query_gid(peer->ctx, 1, peer->gid, &g);
-	return qp_connect_to(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn,
-			     sq_psn, IBV_MTU_1024, sib_qp_timeout(14), 7);
-}
-
 FIXTURE(wire) {
 	struct sib_topo t;
-	struct end a, b;
+	struct pair p;		/* QP 0 on sibA, QP 1 on sibB */
+	struct buf a, b;	/* ODP buffers on sibA's and sibB's PD */
 };
 
 FIXTURE_SETUP(wire)
 {
-	memset(&self->a, 0, sizeof(self->a));
-	memset(&self->b, 0, sizeof(self->b));
+	struct pair_opts o;
+
 	self->t = (struct sib_topo){ .kind = SIB_TOPO_VETH, .tag = "odp" };
 	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
-	ASSERT_EQ(0, end_open(&self->a, self->t.ibdev[0], self->t.addr[0]));
-	ASSERT_EQ(0, end_open(&self->b, self->t.ibdev[1], self->t.addr[1]));
-	ASSERT_EQ(0, end_connect(&self->a, &self->b, 100, 200));
-	ASSERT_EQ(0, end_connect(&self->b, &self->a, 200, 100));
+	pair_default_opts(&o);
+	o.sq_wr = 16;
+	o.rq_wr = 16;
+	o.max_sge = 1;
+	o.max_inline = 0;
+	o.cq_depth = 64;
+	o.one_cq = true;
+	o.rd_atomic = 4;
+	o.timeout = sib_qp_timeout(14);
+	o.psn[0] = 200;
+	o.psn[1] = 100;
+	ASSERT_EQ(0, pair_create_topo(&self->p, &self->t, &o));
+	ASSERT_EQ(0, odp_buf(&self->a, self->p.end[0].pd, BUFSZ, ODP_ACC));
+	ASSERT_EQ(0, odp_buf(&self->b, self->p.end[1].pd, BUFSZ, ODP_ACC));
 }
 
 FIXTURE_TEARDOWN(wire)
 {
-	end_close(&self->a);
-	end_close(&self->b);
+	odp_free(&self->a);
+	odp_free(&self->b);
+	pair_destroy(&self->p);
 	sib_topo_down(&self->t);
 }
 
@@ -988,45 +945,44 @@ FIXTURE_TEARDOWN(wire)
  */
 TEST_F(wire, write_read_send_untouched)
 {
-	struct end *a = &self->a, *b = &self->b;
+	struct pair *p = &self->p;
+	struct buf *a = &self->a, *b = &self->b;
 	uint8_t *want = malloc(BUFSZ);
 	long long rnr0 = hw_counter("sibB", "odp_rnr_nak_sent");
 	struct ibv_sge sge;
 
 	ASSERT_NE(NULL, want);
 	fill_pattern(want, BUFSZ, 60);
-	memcpy(a->m.p, want, BUFSZ);
-	sge = mk_sge(&a->m, 0, BUFSZ);
-	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_WRITE, 1, &sge, 1,
-			     IBV_SEND_SIGNALED, buf_addr(&b->m, 0),
-			     b->m.mr->rkey));
-	expect_wc("write", a->cq, 1, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
-		  NULL);
-	EXPECT_SAME(b->m.p, want, BUFSZ, "written");
+	memcpy(a->p, want, BUFSZ);
+	sge = mk_sge(a, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_WRITE, 1, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(b, 0), b->mr->rkey));
+	expect_wc("write", p->scq[0], 1, IBV_WC_SUCCESS, ANY,
+		  p->qp[0]->qp_num, ANY, NULL);
+	EXPECT_SAME(b->p, want, BUFSZ, "written");
 	EXPECT_LT(rnr0, hw_counter("sibB", "odp_rnr_nak_sent"));
 
 	/* B reads A's bytes into its untouched half... after DONTNEED. */
-	ASSERT_EQ(0, madvise(b->m.p, BUFSZ, MADV_DONTNEED));
-	sge = mk_sge(&b->m, 0, BUFSZ);
-	ASSERT_EQ(0, post_op(b->qp, IBV_WR_RDMA_READ, 2, &sge, 1,
-			     IBV_SEND_SIGNALED, buf_addr(&a->m, 0),
-			     a->m.mr->rkey));
-	expect_wc("read", b->cq, 2, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
-		  NULL);
-	EXPECT_SAME(b->m.p, want, BUFSZ, "read");
+	ASSERT_EQ(0, madvise(b->p, BUFSZ, MADV_DONTNEED));
+	sge = mk_sge(b, 0, BUFSZ);
+	ASSERT_EQ(0, post_op(p->qp[1], IBV_WR_RDMA_READ, 2, &sge, 1,
+			     IBV_SEND_SIGNALED, buf_addr(a, 0), a->mr->rkey));
+	expect_wc("read", p->scq[1], 2, IBV_WC_SUCCESS, ANY,
+		  p->qp[1]->qp_num, ANY, NULL);
+	EXPECT_SAME(b->p, want, BUFSZ, "read");
 
 	/* A SEND into A's dropped pages. */
-	ASSERT_EQ(0, madvise(a->m.p, BUFSZ, MADV_DONTNEED));
-	sge = mk_sge(&a->m, 0, BUFSZ);
-	ASSERT_EQ(0, post_recv_sges(a->qp, 3, &sge, 1));
-	sge = mk_sge(&b->m, 0, 65536);
-	ASSERT_EQ(0, post_op(b->qp, IBV_WR_SEND, 4, &sge, 1,
+	ASSERT_EQ(0, madvise(a->p, BUFSZ, MADV_DONTNEED));
+	sge = mk_sge(a, 0, BUFSZ);
+	ASSERT_EQ(0, post_recv_sges(p->qp[0], 3, &sge, 1));
+	sge = mk_sge(b, 0, 65536);
+	ASSERT_EQ(0, post_op(p->qp[1], IBV_WR_SEND, 4, &sge, 1,
 			     IBV_SEND_SIGNALED, 0, 0));
-	expect_wc("send", b->cq, 4, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
-		  NULL);
-	expect_wc("recv", a->cq, 3, IBV_WC_SUCCESS, IBV_WC_RECV,
-		  a->qp->qp_num, 65536, NULL);
-	EXPECT_SAME(a->m.p, want, 65536, "received");
+	expect_wc("send", p->scq[1], 4, IBV_WC_SUCCESS, ANY,
+		  p->qp[1]->qp_num, ANY, NULL);
+	expect_wc("recv", p->rcq[0], 3, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p->qp[0]->qp_num, 65536, NULL);
+	EXPECT_SAME(a->p, want, 65536, "received");
 	free(want);
 }
 
@@ -1037,8 +993,8 @@ TEST_F(wire, write_read_send_untouched)
  */
 TEST_F(wire, implicit_write_read_send)
 {
-	struct end *a = &self->a, *b = &self->b;
-	struct ibv_mr *ma = imr_reg(a->pd), *mb = imr_reg(b->pd);
+	struct pair *p = &self->p;
+	struct ibv_mr *ma = imr_reg(p->end[0].pd), *mb = imr_reg(p->end[1].pd);
 	uint8_t *want = malloc(BUFSZ);
 	struct buf sa, ra, tb;
 	struct ibv_sge sge;
@@ -1052,29 +1008,29 @@ TEST_F(wire, implicit_write_read_send)
 	fill_pattern(want, BUFSZ, 61);
 	memcpy(sa.p, want, BUFSZ);
 	sge = mk_sge(&sa, 0, BUFSZ);
-	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_WRITE, 1, &sge, 1,
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_WRITE, 1, &sge, 1,
 			     IBV_SEND_SIGNALED, buf_addr(&tb, 0), mb->rkey));
-	expect_wc("write", a->cq, 1, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
-		  NULL);
+	expect_wc("write", p->scq[0], 1, IBV_WC_SUCCESS, ANY,
+		  p->qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(tb.p, want, BUFSZ, "written");
 
 	sge = mk_sge(&ra, 0, BUFSZ);
-	ASSERT_EQ(0, post_op(a->qp, IBV_WR_RDMA_READ, 2, &sge, 1,
+	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_READ, 2, &sge, 1,
 			     IBV_SEND_SIGNALED, buf_addr(&tb, 0), mb->rkey));
-	expect_wc("read", a->cq, 2, IBV_WC_SUCCESS, ANY, a->qp->qp_num, ANY,
-		  NULL);
+	expect_wc("read", p->scq[0], 2, IBV_WC_SUCCESS, ANY,
+		  p->qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(ra.p, want, BUFSZ, "read");
 
 	ASSERT_EQ(0, madvise(ra.p, BUFSZ, MADV_DONTNEED));
 	sge = mk_sge(&ra, 0, BUFSZ);
-	ASSERT_EQ(0, post_recv_sges(a->qp, 3, &sge, 1));
+	ASSERT_EQ(0, post_recv_sges(p->qp[0], 3, &sge, 1));
 	sge = mk_sge(&tb, 0, 65536);
-	ASSERT_EQ(0, post_op(b->qp, IBV_WR_SEND, 4, &sge, 1,
+	ASSERT_EQ(0, post_op(p->qp[1], IBV_WR_SEND, 4, &sge, 1,
 			     IBV_SEND_SIGNALED, 0, 0));
-	expect_wc("send", b->cq, 4, IBV_WC_SUCCESS, ANY, b->qp->qp_num, ANY,
-		  NULL);
-	expect_wc("recv", a->cq, 3, IBV_WC_SUCCESS, IBV_WC_RECV,
-		  a->qp->qp_num, 65536, NULL);
+	expect_wc("send", p->scq[1], 4, IBV_WC_SUCCESS, ANY,
+		  p->qp[1]->qp_num, ANY, NULL);
+	expect_wc("recv", p->rcq[0], 3, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  p->qp[0]->qp_num, 65536, NULL);
 	EXPECT_SAME(ra.p, want, 65536, "received");
 	EXPECT_UNTOUCHED(ra.p + 65536, 4096, 0, "after");
 	ASSERT_EQ(0, ibv_dereg_mr(ma));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sib_pair.h"
+#include "sib_topo.h"
 #include "sib_util.h"
 
 int sib_wait_ms = 5000;
@@ -265,13 +266,13 @@ int qp_to_rts(struct pair *p, int i)
 	a.path_mtu = o->mtu;
 	a.dest_qp_num = o->dest_qpn[i] ? o->dest_qpn[i] : p->qp[!i]->qp_num;
 	a.rq_psn = o->psn[!i];
-	a.max_dest_rd_atomic = 16;
+	a.max_dest_rd_atomic = o->rd_atomic ? o->rd_atomic : 16;
 	a.min_rnr_timer = o->min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.sgid_index = p->gid_index;
-	ibv_query_gid(p->ctx, 1, p->gid_index, &a.ah_attr.grh.dgid);
+	a.ah_attr.grh.sgid_index = p->end[i].gid;
+	ibv_query_gid(p->end[!i].ctx, 1, p->end[!i].gid, &a.ah_attr.grh.dgid);
 	/* UC has no responder resources, RNR timer, retries or timeout. */
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -288,7 +289,7 @@ int qp_to_rts(struct pair *p, int i)
 	a.retry_cnt = o->retry_cnt;
 	a.rnr_retry = o->rnr_retry;
 	a.sq_psn = o->psn[i];
-	a.max_rd_atomic = 16;
+	a.max_rd_atomic = o->rd_atomic ? o->rd_atomic : 16;
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			    (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY |
@@ -314,7 +315,7 @@ static int pair_create_qp(struct pair *p, int i)
 	a.cap.max_recv_sge = o->srq[i] ? 0 : o->max_sge;
 	a.cap.max_inline_data = o->max_inline;
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
-	a.pd = p->pd;
+	a.pd = p->end[i].pd;
 	if (o->qp_ex) {
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		a.send_ops_flags = IBV_QP_EX_WITH_SEND |
@@ -325,7 +326,7 @@ static int pair_create_qp(struct pair *p, int i)
 				   IBV_QP_EX_WITH_SEND_WITH_INV |
 				   o->send_ops;
 	}
-	p->qp[i] = ibv_create_qp_ex(p->ctx, &a);
+	p->qp[i] = ibv_create_qp_ex(p->end[i].ctx, &a);
 	if (!p->qp[i]) {
 		fprintf(stderr, "create QP %d: %s\n", i, strerror(errno));
 		return errno ? errno : EIO;
@@ -334,29 +335,42 @@ static int pair_create_qp(struct pair *p, int i)
 	return 0;
 }
 
-int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
-		int gid_index, const struct pair_opts *o)
+/* The ends are set: PDs, CQs, QPs and buffers, connected. */
+static int pair_make(struct pair *p)
 {
+	const struct pair_opts *o = &p->o;
 	int ret;
 
-	memset(p, 0, sizeof(*p));
-	p->ctx = ctx;
-	p->gid_index = gid_index;
-	if (o)
-		p->o = *o;
-	else
-		pair_default_opts(&p->o);
-	p->pd = pd;
-	if (!pd) {
-		p->pd = ibv_alloc_pd(ctx);
-		p->own_pd = true;
-		if (!p->pd)
-			return errno;
-	}
 	for (int i = 0; i < 2; i++) {
-		p->scq[i] = ibv_create_cq(ctx, p->o.cq_depth, NULL, NULL, 0);
-		p->rcq[i] = ibv_create_cq(ctx, p->o.cq_depth, NULL,
-					  p->o.chan[i], 0);
+		struct pair_end *e = &p->end[i];
+
+		if (!e->ctx) {
+			e->ctx = pair_open_dev(e->dev);
+			if (!e->ctx) {
+				fprintf(stderr, "open %s failed\n", e->dev);
+				return errno ? errno : ENODEV;
+			}
+			p->own_ctx[i] = true;
+		}
+		if (!e->pd) {
+			e->pd = ibv_alloc_pd(e->ctx);
+			if (!e->pd)
+				return errno ? errno : ENOMEM;
+			p->own_pd[i] = true;
+		}
+	}
+	p->ctx = p->end[0].ctx;
+	p->pd = p->end[0].pd;
+	p->gid_index = p->end[0].gid;
+	for (int i = 0; i < 2; i++) {
+		struct ibv_context *ctx = p->end[i].ctx;
+
+		p->scq[i] = o->one_cq ? NULL :
+			    ibv_create_cq(ctx, o->cq_depth, NULL, NULL, 0);
+		p->rcq[i] = ibv_create_cq(ctx, o->cq_depth, NULL, o->chan[i],
+					  0);
+		if (o->one_cq)
+			p->scq[i] = p->rcq[i];
 		if (!p->scq[i] || !p->rcq[i]) {
 			fprintf(stderr, "create CQ: %s\n", strerror(errno));
 			return errno ? errno : EIO;
@@ -364,6 +378,12 @@ int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 	}
 	for (int i = 0; i < 2; i++) {
 		ret = pair_create_qp(p, i);
+		if (ret)
+			return ret;
+	}
+	for (int i = 0; i < 2 && o->buf_len; i++) {
+		ret = buf_new(&p->buf[i], p->end[i].pd, o->buf_len,
+			      o->buf_access);
 		if (ret)
 			return ret;
 	}
@@ -375,6 +395,53 @@ int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 	return 0;
 }
 
+static void pair_set_opts(struct pair *p, const struct pair_opts *o)
+{
+	memset(p, 0, sizeof(*p));
+	if (o)
+		p->o = *o;
+	else
+		pair_default_opts(&p->o);
+}
+
+int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
+		int gid_index, const struct pair_opts *o)
+{
+	pair_set_opts(p, o);
+	p->end[0].ctx = ctx;
+	p->end[0].gid = gid_index;
+	p->end[0].pd = pd;
+	if (!pd) {
+		/* One new PD for both QPs. */
+		p->end[0].pd = ibv_alloc_pd(ctx);
+		if (!p->end[0].pd)
+			return errno;
+		p->own_pd[0] = true;
+	}
+	p->end[1] = p->end[0];
+	return pair_make(p);
+}
+
+int pair_create_ends(struct pair *p, const struct pair_end end[2],
+		     const struct pair_opts *o)
+{
+	pair_set_opts(p, o);
+	p->end[0] = end[0];
+	p->end[1] = end[1];
+	return pair_make(p);
+}
+
+int pair_create_topo(struct pair *p, const struct sib_topo *t,
+		     const struct pair_opts *o)
+{
+	struct pair_end e[2];
+
+	for (int i = 0; i < 2; i++)
+		e[i] = (struct pair_end){ .dev = t->ibdev[i],
+					  .gid = t->gid[i] };
+	return pair_create_ends(p, e, o);
+}
+
 void pair_destroy(struct pair *p)
 {
 	for (int i = 0; i < 2; i++)
@@ -382,13 +449,18 @@ void pair_destroy(struct pair *p)
 			fprintf(stderr, "destroy QP %d: %s\n", i,
 				strerror(errno));
 	for (int i = 0; i < 2; i++) {
-		if (p->scq[i])
+		buf_free(&p->buf[i]);
+		if (p->scq[i] && p->scq[i] != p->rcq[i])
 			ibv_destroy_cq(p->scq[i]);
 		if (p->rcq[i])
 			ibv_destroy_cq(p->rcq[i]);
 	}
-	if (p->own_pd && p->pd)
-		ibv_dealloc_pd(p->pd);
+	for (int i = 0; i < 2; i++)
+		if (p->own_pd[i] && p->end[i].pd)
+			ibv_dealloc_pd(p->end[i].pd);
+	for (int i = 0; i < 2; i++)
+		if (p->own_ctx[i] && p->end[i].ctx)
+			ibv_close_device(p->end[i].ctx);
 	memset(p, 0, sizeof(*p));
 }
 

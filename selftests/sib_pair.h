@@ -36,6 +36,13 @@ int find_lo_gid(struct ibv_context *ctx);
 /* "key N" of sib0's debugfs objects file (live objects by type), or -1. */
 long long objects_value(const char *key);
 
+/* Bytes and their MR (buf_new()). */
+struct buf {
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
 struct pair_opts {
 	uint32_t sq_wr, rq_wr, max_sge, max_inline, cq_depth;
 	int access[2];		/* qp_access_flags of QP 0 / QP 1 */
@@ -49,19 +56,42 @@ struct pair_opts {
 	bool qp_ex;		/* create with send_ops_flags (ibv_wr_*) */
 	uint64_t send_ops;	/* with qp_ex: IBV_QP_EX_WITH_* beyond the usual */
 	enum ibv_qp_type qp_type;	/* 0: IBV_QPT_RC; or IBV_QPT_UC */
+	bool one_cq;		/* QP i sends and receives on one CQ: */
+				/* scq[i] == rcq[i] (chan[i] is its channel) */
+	uint8_t rd_atomic;	/* max_rd_atomic, max_dest_rd_atomic; 0: 16 */
+	size_t buf_len;		/* not 0: a buffer buf[i] on each end's PD, */
+	int buf_access;		/* registered with buf_access */
 };
 
 void pair_default_opts(struct pair_opts *o);
 
+/*
+ * One end of a pair: the device, PD and GID index of QP i. pair_create()
+ * puts both ends on one device; pair_create_ends() on two.
+ */
+struct pair_end {
+	const char *dev;	/* opened (and closed with the pair) if !ctx */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;	/* NULL: a PD of the pair's own */
+	int gid;		/* GID index of the end's address */
+};
+
+/*
+ * The one endpoint type of the selftests: two QPs connected to each
+ * other, QP i with its CQs (and buffer) at end i. ctx, pd and gid_index
+ * are end 0's, which on one device are end 1's too.
+ */
 struct pair {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	bool own_pd;
 	int gid_index;
+	struct pair_end end[2];
+	bool own_ctx[2], own_pd[2];
 	struct pair_opts o;
 	struct ibv_cq *scq[2], *rcq[2];
 	struct ibv_qp *qp[2];
 	struct ibv_qp_cap cap[2];	/* as granted */
+	struct buf buf[2];		/* o.buf_len bytes, or none */
 };
 
 /*
@@ -70,8 +100,23 @@ struct pair {
  */
 int pair_create(struct pair *p, struct ibv_context *ctx, struct ibv_pd *pd,
 		int gid_index, const struct pair_opts *o);
+/*
+ * The same with QP i at @end[i], e.g. on two devices: a device named in
+ * end[i].dev is opened and a PD made on it (p->end[i] then holds them);
+ * pair_destroy() closes what the pair opened.
+ */
+int pair_create_ends(struct pair *p, const struct pair_end end[2],
+		     const struct pair_opts *o);
+struct sib_topo;
+/*
+ * pair_create_ends() on the topology's two devices (sib_topo.h): QP 0 on
+ * end a (t->ibdev[0], GID t->gid[0]), QP 1 on end b.
+ */
+int pair_create_topo(struct pair *p, const struct sib_topo *t,
+		     const struct pair_opts *o);
+/* Everything the pair made, and the contexts it opened. Again is a no-op. */
 void pair_destroy(struct pair *p);
-/* Both QPs to RESET, CQs drained, and connected again. */
+/* Both QPs to RESET, CQs drained, and connected again (p->o as it is now). */
 int pair_reconnect(struct pair *p);
 /* Just the state walk of one QP to RTS. */
 int qp_to_rts(struct pair *p, int i);
@@ -91,12 +136,6 @@ bool qp_wait_state(struct ibv_qp *qp, enum ibv_qp_state s, int ms);
 const char *qps_str(int s);
 
 /* ---- buffers -------------------------------------------------------- */
-
-struct buf {
-	uint8_t *p;
-	size_t len;
-	struct ibv_mr *mr;
-};
 
 /* Page-aligned @len bytes (zeroed), registered with @access (-1: none). */
 int buf_new(struct buf *b, struct ibv_pd *pd, size_t len, int access);

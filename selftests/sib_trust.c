@@ -1360,55 +1360,32 @@ static const struct sib_topo wire_topo = {
 	.kind = SIB_TOPO_VETH, .tag = TAG, .flags = SIB_TOPO_LO_UP,
 };
 
-/* One end: its own context, PD, CQs and a QP of @type. */
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp;
-	int gid;
-};
-
-static int end_open(struct end *e, const char *dev, const char *ip,
-		    enum ibv_qp_type type)
+/*
+ * QP 0 on sibA and QP 1 on sibB, of @type, connected with path MTU @mtu;
+ * QP 0 sends from @psn_a, QP 1 from @psn_b. 0 or an errno.
+ */
+static int wire_pair(struct pair *p, const struct sib_topo *t,
+		     enum ibv_qp_type type, enum ibv_mtu mtu, uint32_t psn_a,
+		     uint32_t psn_b)
 {
-	e->gid = wait_gid_index(dev, ip);
-	e->ctx = pair_open_dev(dev);
-	if (e->gid < 0 || !e->ctx)
-		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
-	e->rcq = e->scq ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
-	e->qp = e->rcq ? qp_new(e->pd, type, e->scq, e->rcq, 32, 1) : NULL;
-	return e->qp ? 0 : -1;
-}
+	struct pair_opts o;
 
-static void end_close(struct end *e)
-{
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->scq)
-		ibv_destroy_cq(e->scq);
-	if (e->rcq)
-		ibv_destroy_cq(e->rcq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-	memset(e, 0, sizeof(*e));
-}
-
-/* Connect @e to @peer; @e expects @rq_psn and sends from @sq_psn. */
-static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
-		       uint32_t sq_psn, enum ibv_mtu mtu)
-{
-	union ibv_gid g = gid_of(peer->ctx, peer->gid);
-
-	if (qp_modify_state(e->qp, IBV_QPS_RESET))
-		return -1;
+	if (type == IBV_QPT_UC)
+		uc_opts(&o);
+	else
+		pair_default_opts(&o);
+	o.sq_wr = 32;
+	o.rq_wr = 32;
+	o.max_sge = 1;
+	o.max_inline = 0;
+	o.cq_depth = 64;
+	o.rd_atomic = 4;
+	o.mtu = mtu;
 	/* 67 ms for an ACK; longer on a slow kernel (sib_qp_timeout()). */
-	return qp_connect_to(e->qp, e->gid, &g, peer->qp->qp_num, rq_psn, sq_psn,
-			  mtu, sib_qp_timeout(14), 7);
+	o.timeout = sib_qp_timeout(14);
+	o.psn[0] = psn_a;
+	o.psn[1] = psn_b;
+	return pair_create_topo(p, t, &o);
 }
 
 /* Enter namespace @ns for the creation of one socket. */
@@ -1433,38 +1410,36 @@ static int socket_in(const char *ns, int domain, int type, int proto)
 
 FIXTURE(wire) {
 	struct sib_topo t;
-	struct end a, b;
+	struct pair p;		/* QP 0 on sibA, QP 1 on sibB */
 };
 
 FIXTURE_SETUP(wire)
 {
-	memset(&self->a, 0, sizeof(self->a));
-	memset(&self->b, 0, sizeof(self->b));
+	memset(&self->p, 0, sizeof(self->p));
 	self->t = wire_topo;
 	ASSERT_EQ(0, sib_topo_up(&self->t)) TH_LOG("%s", self->t.err);
 }
 
 FIXTURE_TEARDOWN(wire)
 {
-	end_close(&self->a);
-	end_close(&self->b);
+	pair_destroy(&self->p);
 	sib_topo_down(&self->t);
 }
 
 /* 5 over RoCEv2: a lost or damaged message is one too many. */
 TEST_F_TIMEOUT(wire, uc_send_buffer_reuse_wire, 180)
 {
+	struct pair *p = &self->p;
 	struct reuse_ends e;
 	struct buf l, r;
 
-	ASSERT_EQ(0, end_open(&self->a, "sibA", IP4A, IBV_QPT_UC));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", IP4B, IBV_QPT_UC));
-	ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_B, PSN_A, IBV_MTU_1024));
-	ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_A, PSN_B, IBV_MTU_1024));
-	ASSERT_EQ(0, buf_new(&l, self->a.pd, REUSE_LEN, ACC_ALL));
-	ASSERT_EQ(0, buf_new(&r, self->b.pd, REUSE_SLOTS * REUSE_LEN, ACC_ALL));
-	e = (struct reuse_ends){ .sq = self->a.qp, .rq = self->b.qp,
-				 .scq = self->a.scq, .rcq = self->b.rcq,
+	ASSERT_EQ(0, wire_pair(p, &self->t, IBV_QPT_UC, IBV_MTU_1024, PSN_A,
+			       PSN_B));
+	ASSERT_EQ(0, buf_new(&l, p->end[0].pd, REUSE_LEN, ACC_ALL));
+	ASSERT_EQ(0, buf_new(&r, p->end[1].pd, REUSE_SLOTS * REUSE_LEN,
+			     ACC_ALL));
+	e = (struct reuse_ends){ .sq = p->qp[0], .rq = p->qp[1],
+				 .scq = p->scq[0], .rcq = p->rcq[1],
 				 .l = &l, .r = &r };
 	/*
 	 * A message is lost if it is not there after 1 s; stop after 20.
@@ -1672,13 +1647,14 @@ TEST_F_TIMEOUT(wire, read_too_long, 120)
 	static const uint32_t lens[] = { 32 * MiB, 0x80000001u };
 	struct buf mr, rb;
 	uint8_t pkt[28];
+	struct pair *p = &self->p;
 	int inj, cap;
 
-	ASSERT_EQ(0, end_open(&self->a, "sibA", IP4A, IBV_QPT_RC));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", IP4B, IBV_QPT_RC));
-	ASSERT_EQ(0, buf_new(&mr, self->a.pd, 32 * MiB,
+	ASSERT_EQ(0, wire_pair(p, &self->t, IBV_QPT_RC, IBV_MTU_1024, PSN_B,
+			       PSN_A));
+	ASSERT_EQ(0, buf_new(&mr, p->end[0].pd, 32 * MiB,
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
-	ASSERT_EQ(0, buf_new(&rb, self->b.pd, 4096, IBV_ACCESS_LOCAL_WRITE));
+	ASSERT_EQ(0, buf_new(&rb, p->end[1].pd, 4096, IBV_ACCESS_LOCAL_WRITE));
 	inj = inj_open();
 	cap = cap_open();
 	ASSERT_LE(0, inj);
@@ -1690,21 +1666,18 @@ TEST_F_TIMEOUT(wire, read_too_long, 120)
 		struct ibv_wc wc;
 
 		/* Fresh connection; one SEND B -> A proves it (PSN_A used). */
-		ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_A, PSN_B,
-					 IBV_MTU_1024));
-		ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_B, PSN_A,
-					 IBV_MTU_1024));
-		ASSERT_EQ(0, post_recv_buf(self->a.qp, 1, &mr, 0, 64));
-		ASSERT_EQ(0, post_send_buf(self->b.qp, 2, &rb, 0, 64));
-		ASSERT_EQ(1, poll_n(self->b.scq, &wc, 1, WAIT_MS));
+		ASSERT_EQ(0, pair_reconnect(p));
+		ASSERT_EQ(0, post_recv_buf(p->qp[0], 1, &mr, 0, 64));
+		ASSERT_EQ(0, post_send_buf(p->qp[1], 2, &rb, 0, 64));
+		ASSERT_EQ(1, poll_n(p->scq[1], &wc, 1, WAIT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-		ASSERT_EQ(1, poll_n(self->a.rcq, &wc, 1, WAIT_MS));
+		ASSERT_EQ(1, poll_n(p->rcq[0], &wc, 1, WAIT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		cap_take(cap, 100, &c);
 		memset(&c, 0, sizeof(c));
 
 		s0 = sent_settled(2000);
-		read_req(pkt, self->a.qp->qp_num, PSN_A + 1, buf_addr(&mr, 0),
+		read_req(pkt, p->qp[0]->qp_num, PSN_A + 1, buf_addr(&mr, 0),
 			 mr.mr->rkey, lens[k]);
 		ASSERT_EQ(0, inj_send(inj, pkt, sizeof(pkt)));
 		cap_take(cap, 1000, &c);
@@ -1733,21 +1706,20 @@ TEST_F_TIMEOUT(wire, read_max_msg_mtu256, 180)
 	const uint32_t len = 16 * MiB;
 	struct buf src, dst;
 	struct ibv_sge s;
+	struct pair *p = &self->p;
 	struct ibv_wc wc;
 
-	ASSERT_EQ(0, end_open(&self->a, "sibA", IP4A, IBV_QPT_RC));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", IP4B, IBV_QPT_RC));
-	ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_A, PSN_B, IBV_MTU_256));
-	ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_B, PSN_A, IBV_MTU_256));
-	ASSERT_EQ(0, buf_new(&src, self->a.pd, len,
+	ASSERT_EQ(0, wire_pair(p, &self->t, IBV_QPT_RC, IBV_MTU_256, PSN_B,
+			       PSN_A));
+	ASSERT_EQ(0, buf_new(&src, p->end[0].pd, len,
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
-	ASSERT_EQ(0, buf_new(&dst, self->b.pd, len, IBV_ACCESS_LOCAL_WRITE));
+	ASSERT_EQ(0, buf_new(&dst, p->end[1].pd, len, IBV_ACCESS_LOCAL_WRITE));
 	fill_pattern(src.p, len, 99);
 	s = mk_sge(&dst, 0, len);
-	ASSERT_EQ(0, post_op(self->b.qp, IBV_WR_RDMA_READ, 3, &s, 1,
+	ASSERT_EQ(0, post_op(p->qp[1], IBV_WR_RDMA_READ, 3, &s, 1,
 			     IBV_SEND_SIGNALED, buf_addr(&src, 0),
 			     src.mr->rkey));
-	ASSERT_EQ(1, poll_n(self->b.scq, &wc, 1, 150000));
+	ASSERT_EQ(1, poll_n(p->scq[1], &wc, 1, 150000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s", wcs(wc.status));
 	EXPECT_SAME(dst.p, src.p, len, "16 MiB READ");
 	buf_free(&src);

@@ -422,96 +422,33 @@ static void bth(uint8_t *p, uint8_t op, uint8_t pad, uint32_t qpn,
 	p[11] = psn;
 }
 
-struct end {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	char buf[4096];
-	int gid;
-};
-
-static int end_open(struct end *e, const char *dev, int gid)
-{
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	e->gid = gid;
-	e->ctx = pair_open_dev(dev);
-	if (!e->ctx)
-		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 32, NULL, NULL, 0) : NULL;
-	if (!e->cq)
-		return -1;
-	ia.send_cq = e->cq;
-	ia.recv_cq = e->cq;
-	e->qp = ibv_create_qp(e->pd, &ia);
-	e->mr = ibv_reg_mr(e->pd, e->buf, sizeof(e->buf),
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	return e->qp && e->mr ? 0 : -1;
-}
-
-static void end_close(struct end *e)
-{
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	if (e->cq)
-		ibv_destroy_cq(e->cq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-}
-
 #define PSN_A	0x100	/* what A expects from B */
 #define PSN_B	0x200
 
-static int end_connect(struct end *e, struct end *peer, uint32_t rq_psn,
-		       uint32_t sq_psn)
+/*
+ * QP 0 on sibA, QP 1 on sibB, each with one CQ and a buffer of @buf_len
+ * registered with @buf_access; responder depth @rd_atomic, ACK timeout
+ * @timeout (sib_qp_timeout()); A expects PSN_A, B expects PSN_B.
+ */
+static void wire_opts(struct pair_opts *o, uint32_t wr, uint32_t sge,
+		      uint32_t cq_depth, int access, uint8_t rd_atomic,
+		      uint8_t timeout, size_t buf_len, int buf_access)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = e->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_query_gid(peer->ctx, 1, peer->gid, &a.ah_attr.grh.dgid) ||
-	    ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = sib_qp_timeout(16);	/* 268 ms: act between retries */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	pair_default_opts(o);
+	o->sq_wr = wr;
+	o->rq_wr = wr;
+	o->max_sge = sge;
+	o->max_inline = 0;
+	o->cq_depth = cq_depth;
+	o->one_cq = true;
+	o->access[0] = access;
+	o->access[1] = access;
+	o->rd_atomic = rd_atomic;
+	o->timeout = sib_qp_timeout(timeout);
+	o->psn[0] = PSN_B;
+	o->psn[1] = PSN_A;
+	o->buf_len = buf_len;
+	o->buf_access = buf_access;
 }
 
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
@@ -526,47 +463,43 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 	return -1;
 }
 
-/* One SEND from B to A; both sides complete. */
-static int send_b_to_a(struct end *a, struct end *b, uint32_t len)
+/* One SEND from QP !@i to QP @i of @p; both sides complete. */
+static int send_to(struct pair *p, int i, uint32_t len)
 {
-	struct ibv_sge rs = { (uintptr_t)a->buf, sizeof(a->buf), a->mr->lkey };
-	struct ibv_sge ss = { (uintptr_t)b->buf, len, b->mr->lkey };
-	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 };
-	struct ibv_send_wr swr = {
-		.wr_id = 2, .sg_list = &ss, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-	};
-	struct ibv_recv_wr *bad_r;
-	struct ibv_send_wr *bad_s;
+	struct buf *a = &p->buf[i], *b = &p->buf[!i];
+	struct ibv_sge rs = mk_sge(a, 0, a->len);
+	struct ibv_sge ss = mk_sge(b, 0, len);
 	struct ibv_wc wc;
 
-	memset(b->buf, 0x5a, len);
-	if (ibv_post_recv(a->qp, &rwr, &bad_r) ||
-	    ibv_post_send(b->qp, &swr, &bad_s))
+	memset(b->p, 0x5a, len);
+	if (post_recv_sges(p->qp[i], 1, &rs, 1) ||
+	    post_op(p->qp[!i], IBV_WR_SEND, 2, &ss, 1, IBV_SEND_SIGNALED, 0, 0))
 		return -1;
-	if (poll_one(b->cq, &wc) || poll_one(a->cq, &wc))
+	if (poll_one(p->scq[!i], &wc) || poll_one(p->rcq[i], &wc))
 		return -1;
-	return wc.byte_len == len && a->buf[len - 1] == 0x5a ? 0 : -1;
+	return wc.byte_len == len && a->p[len - 1] == 0x5a ? 0 : -1;
 }
 
 FIXTURE(inject) {
 	struct sib_topo t;
-	struct end a, b;
+	struct pair p;		/* QP 0 on sibA, QP 1 on sibB; 4 KiB each */
 	struct inj in;
 };
 
 FIXTURE_SETUP(inject)
 {
-	memset(&self->a, 0, sizeof(self->a));
-	memset(&self->b, 0, sizeof(self->b));
+	struct pair_opts o;
+
+	memset(&self->p, 0, sizeof(self->p));
 	ASSERT_EQ(0, net_setup(&self->t, true, false));
-	ASSERT_EQ(0, end_open(&self->a, "sibA", self->t.gid[0]));
-	ASSERT_EQ(0, end_open(&self->b, "sibB", self->t.gid[1]));
-	ASSERT_EQ(0, end_connect(&self->a, &self->b, PSN_A, PSN_B));
-	ASSERT_EQ(0, end_connect(&self->b, &self->a, PSN_B, PSN_A));
+	/* 268 ms for an ACK: act between retries. */
+	wire_opts(&o, 16, 1, 32,
+		  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 1, 16,
+		  4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_EQ(0, pair_create_topo(&self->p, &self->t, &o));
 	ASSERT_EQ(0, inj_open(&self->in));
 	/* The pair works, and A now expects PSN_A + 1 from B. */
-	ASSERT_EQ(0, send_b_to_a(&self->a, &self->b, 64));
+	ASSERT_EQ(0, send_to(&self->p, 0, 64));
 }
 
 FIXTURE_TEARDOWN(inject)
@@ -574,8 +507,7 @@ FIXTURE_TEARDOWN(inject)
 	fault_knob_set("sibA", "active", 0);
 	if (self->in.fd > 0)
 		close(self->in.fd);
-	end_close(&self->a);
-	end_close(&self->b);
+	pair_destroy(&self->p);
 	net_cleanup();
 }
 
@@ -596,7 +528,7 @@ static bool counter_reaches(const char *name, long long want)
 
 TEST_F_TIMEOUT(inject, hostile_packets, 300)
 {
-	uint32_t qpn = self->a.qp->qp_num, psn = PSN_A + 1;
+	uint32_t qpn = self->p.qp[0]->qp_num, psn = PSN_A + 1;
 	long long icrc = link_counter("sibA", "icrc_errors");
 	long long hdr = link_counter("sibA", "hdr_errors");
 	long long unk = link_counter("sibA", "unknown_qpn");
@@ -646,8 +578,8 @@ TEST_F_TIMEOUT(inject, hostile_packets, 300)
 	EXPECT_EQ(rcvd + 1, link_counter("sibA", "rcvd_pkts"));
 
 	/* And the pair still works, both ways. */
-	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
-	EXPECT_EQ(0, send_b_to_a(&self->b, &self->a, 3000));
+	EXPECT_EQ(0, send_to(&self->p, 0, 100));
+	EXPECT_EQ(0, send_to(&self->p, 1, 3000));
 }
 
 #define OP_ACK			0x11
@@ -684,17 +616,19 @@ static bool drops_reach(long long n)
  */
 TEST_F_TIMEOUT(inject, stale_acks_atomic, 300)
 {
-	uint32_t qpn = self->a.qp->qp_num, psn = PSN_B;
+	struct pair *pr = &self->p;
+	uint32_t qpn = pr->qp[0]->qp_num, psn = PSN_B;
 	long long rcvd = link_counter("sibA", "rcvd_pkts");
-	uint64_t *remote = (uint64_t *)self->b.buf, junk = 0xdeadbeefdeadbeefull;
-	uint64_t *orig = (uint64_t *)self->a.buf;
-	struct ibv_sge sge = { (uintptr_t)orig, 8, self->a.mr->lkey };
+	uint64_t *remote = (uint64_t *)pr->buf[1].p;
+	uint64_t *orig = (uint64_t *)pr->buf[0].p;
+	uint64_t junk = 0xdeadbeefdeadbeefull;
+	struct ibv_sge sge = mk_sge(&pr->buf[0], 0, 8);
 	struct ibv_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.atomic = { .remote_addr = (uintptr_t)remote, .compare_add = 5,
-			       .rkey = self->b.mr->rkey },
+			       .rkey = pr->buf[1].mr->rkey },
 	}, *bad;
 	struct ibv_wc wc;
 	uint8_t p[64];
@@ -706,7 +640,7 @@ TEST_F_TIMEOUT(inject, stale_acks_atomic, 300)
 	ASSERT_EQ(0, fault_knob_set("sibA", "dir", 1));
 	ASSERT_EQ(0, fault_knob_set("sibA", "drop", 1000000));
 	ASSERT_EQ(0, fault_knob_set("sibA", "active", 1));
-	ASSERT_EQ(0, ibv_post_send(self->a.qp, &wr, &bad));
+	ASSERT_EQ(0, ibv_post_send(pr->qp[0], &wr, &bad));
 	ASSERT_TRUE(drops_reach(1));
 
 	/*
@@ -724,123 +658,29 @@ TEST_F_TIMEOUT(inject, stale_acks_atomic, 300)
 	ASSERT_EQ(0, inj_send(&self->in, p, 24, false, false));
 	EXPECT_TRUE(counter_reaches("rcvd_pkts", ++rcvd));
 	usleep(20000);
-	EXPECT_EQ(0, ibv_poll_cq(self->a.cq, 1, &wc))
+	EXPECT_EQ(0, ibv_poll_cq(pr->scq[0], 1, &wc))
 		TH_LOG("completed by a packet that is not its response: "
 		       "status %d, value %#llx", wc.status,
 		       (unsigned long long)*orig);
 
 	ASSERT_EQ(0, fault_knob_set("sibA", "active", 0));
-	ASSERT_EQ(0, poll_one(self->a.cq, &wc));
+	ASSERT_EQ(0, poll_one(pr->scq[0], &wc));
 	EXPECT_EQ(7, wc.wr_id);
 	EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
 	EXPECT_EQ(0x1122334455667788ull, *orig);
 	EXPECT_EQ(0x112233445566778dull, *remote);
 	usleep(20000);
-	EXPECT_EQ(0, ibv_poll_cq(self->a.cq, 1, &wc));
+	EXPECT_EQ(0, ibv_poll_cq(pr->scq[0], 1, &wc));
 	/* The pair still works. */
-	EXPECT_EQ(0, send_b_to_a(&self->a, &self->b, 100));
+	EXPECT_EQ(0, send_to(pr, 0, 100));
 }
 
 /* ---- page fragments, ICRC over them, ACK coalescing --------------------- */
 
 #define FBUF	(256 * 1024)
 
-/* One end of the frag tests: an RC QP and a large buffer. */
-struct fend {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *p;
-	int gid;
-};
-
 #define ACC_RW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		 IBV_ACCESS_REMOTE_READ)
-
-static int fend_open(struct fend *e, const char *dev, int gid)
-{
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = 4, .max_recv_sge = 4 },
-	};
-
-	e->gid = gid;
-	e->ctx = pair_open_dev(dev);
-	if (!e->ctx)
-		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 256, NULL, NULL, 0) : NULL;
-	if (!e->cq)
-		return -1;
-	ia.send_cq = e->cq;
-	ia.recv_cq = e->cq;
-	e->qp = ibv_create_qp(e->pd, &ia);
-	e->p = aligned_alloc(4096, FBUF);
-	if (!e->qp || !e->p)
-		return -1;
-	memset(e->p, 0, FBUF);
-	e->mr = ibv_reg_mr(e->pd, e->p, FBUF, ACC_RW);
-	return e->mr ? 0 : -1;
-}
-
-static void fend_close(struct fend *e)
-{
-	if (e->qp)
-		ibv_destroy_qp(e->qp);
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	if (e->cq)
-		ibv_destroy_cq(e->cq);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-	free(e->p);
-}
-
-/* @timeout: the local ACK timeout's exponent (4.096 us * 2^timeout). */
-static int fend_connect(struct fend *e, struct fend *peer, uint32_t rq_psn,
-			uint32_t sq_psn, uint8_t timeout)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = ACC_RW,
-	};
-
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = e->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_query_gid(peer->ctx, 1, peer->gid, &a.ah_attr.grh.dgid) ||
-	    ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = sib_qp_timeout(timeout);
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 /* Wait for @n completions on @cq, all successful; their wr_ids in order. */
 static int fpoll(struct ibv_cq *cq, int n, uint64_t first_id)
@@ -870,24 +710,20 @@ static int fpoll(struct ibv_cq *cq, int n, uint64_t first_id)
 	return 0;
 }
 
-static int fpost(struct fend *e, enum ibv_wr_opcode op, uint64_t id,
-		 struct ibv_sge *sg, int nsge, struct fend *peer, size_t roff)
+/*
+ * A signalled @op from QP @i of @p; a WRITE or READ at @roff of the
+ * other end's buffer.
+ */
+static int fpost(struct pair *p, int i, enum ibv_wr_opcode op, uint64_t id,
+		 struct ibv_sge *sg, int nsge, size_t roff)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = id, .sg_list = sg, .num_sge = nsge, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	const struct buf *peer = &p->buf[!i];
 
-	if (peer) {
-		wr.wr.rdma.remote_addr = (uintptr_t)peer->p + roff;
-		wr.wr.rdma.rkey = peer->mr->rkey;
-	}
-	return ibv_post_send(e->qp, &wr, &bad);
-}
-
-static struct ibv_sge fsge(struct fend *e, size_t off, uint32_t len)
-{
-	return (struct ibv_sge){ (uintptr_t)e->p + off, len, e->mr->lkey };
+	if (op == IBV_WR_SEND)
+		return post_op(p->qp[i], op, id, sg, nsge, IBV_SEND_SIGNALED,
+			       0, 0);
+	return post_op(p->qp[i], op, id, sg, nsge, IBV_SEND_SIGNALED,
+		       buf_addr(peer, roff), peer->mr->rkey);
 }
 
 static void fpattern(uint8_t *p, size_t len, uint32_t seed)
@@ -896,14 +732,6 @@ static void fpattern(uint8_t *p, size_t len, uint32_t seed)
 		seed = seed * 1103515245 + 12345;
 		p[i] = seed >> 16;
 	}
-}
-
-static long fnot(const uint8_t *p, size_t len, uint8_t c)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != c)
-			return i;
-	return -1;
 }
 
 static int wire_frags(int on)
@@ -918,19 +746,18 @@ static int wire_batch(int n)
 
 FIXTURE(frags) {
 	struct sib_topo t;
-	struct fend a, b;
+	struct pair p;		/* QP 0 on sibA, QP 1 on sibB; FBUF each */
 };
 
 FIXTURE_SETUP(frags)
 {
-	memset(&self->a, 0, sizeof(self->a));
-	memset(&self->b, 0, sizeof(self->b));
+	struct pair_opts o;
+
+	memset(&self->p, 0, sizeof(self->p));
 	ASSERT_EQ(0, net_setup(&self->t, true, true));
-	ASSERT_EQ(0, fend_open(&self->a, "sibA", self->t.gid[0]));
-	ASSERT_EQ(0, fend_open(&self->b, "sibB", self->t.gid[1]));
-	/* 4 ms: the faulty cases retry quickly. */
-	ASSERT_EQ(0, fend_connect(&self->a, &self->b, PSN_A, PSN_B, 10));
-	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 10));
+	/* 4 ms for an ACK: the faulty cases retry quickly. */
+	wire_opts(&o, 64, 4, 256, ACC_RW, 4, 10, FBUF, ACC_RW);
+	ASSERT_EQ(0, pair_create_topo(&self->p, &self->t, &o));
 }
 
 FIXTURE_TEARDOWN(frags)
@@ -939,8 +766,7 @@ FIXTURE_TEARDOWN(frags)
 	wire_batch(16);
 	fault_knob_set("sibA", "active", 0);
 	fault_knob_set("sibB", "active", 0);
-	fend_close(&self->a);
-	fend_close(&self->b);
+	pair_destroy(&self->p);
 	net_cleanup();
 }
 
@@ -949,8 +775,9 @@ FIXTURE_TEARDOWN(frags)
  * 1-3 bytes), SGEs crossing pages; every byte arrives, nothing around it
  * is touched. Returns the number of failed checks.
  */
-static int frag_round(struct fend *a, struct fend *b, uint32_t seed)
+static int frag_round(struct pair *p, uint32_t seed)
 {
+	struct buf *a = &p->buf[0], *b = &p->buf[1];
 	struct ibv_sge sg[3], rg[2];
 	struct ibv_recv_wr rwr = { .wr_id = 50, .sg_list = rg, .num_sge = 2 },
 			   *bad;
@@ -959,40 +786,40 @@ static int frag_round(struct fend *a, struct fend *b, uint32_t seed)
 	/* WRITE 100001 bytes from B+123 to A+777. */
 	memset(a->p, 0, FBUF);
 	fpattern(b->p, FBUF, seed);
-	sg[0] = fsge(b, 123, 100001);
-	if (fpost(b, IBV_WR_RDMA_WRITE, 1, sg, 1, a, 777) ||
-	    fpoll(b->cq, 1, 1))
+	sg[0] = mk_sge(b, 123, 100001);
+	if (fpost(p, 1, IBV_WR_RDMA_WRITE, 1, sg, 1, 777) ||
+	    fpoll(p->scq[1], 1, 1))
 		return 100;
 	fail += !!memcmp(a->p + 777, b->p + 123, 100001);
-	fail += fnot(a->p, 777, 0) != -1;
-	fail += fnot(a->p + 777 + 100001, 4096, 0) != -1;
+	fail += first_not(a->p, 777, 0) != -1;
+	fail += first_not(a->p + 777 + 100001, 4096, 0) != -1;
 
 	/* SEND of three SGEs (14003 bytes) into a receive of two. */
 	memset(a->p, 0, FBUF);
-	sg[0] = fsge(b, 4000, 5000);
-	sg[1] = fsge(b, 20001, 3);
-	sg[2] = fsge(b, 40000, 9000);
-	rg[0] = fsge(a, 8190, 7000);
-	rg[1] = fsge(a, 60001, 10000);
-	if (ibv_post_recv(a->qp, &rwr, &bad) ||
-	    fpost(b, IBV_WR_SEND, 2, sg, 3, NULL, 0) ||
-	    fpoll(b->cq, 1, 2) || fpoll(a->cq, 1, 50))
+	sg[0] = mk_sge(b, 4000, 5000);
+	sg[1] = mk_sge(b, 20001, 3);
+	sg[2] = mk_sge(b, 40000, 9000);
+	rg[0] = mk_sge(a, 8190, 7000);
+	rg[1] = mk_sge(a, 60001, 10000);
+	if (ibv_post_recv(p->qp[0], &rwr, &bad) ||
+	    fpost(p, 1, IBV_WR_SEND, 2, sg, 3, 0) ||
+	    fpoll(p->scq[1], 1, 2) || fpoll(p->rcq[0], 1, 50))
 		return 100;
 	fail += !!memcmp(a->p + 8190, b->p + 4000, 5000);
 	fail += !!memcmp(a->p + 8190 + 5000, b->p + 20001, 3);
 	fail += !!memcmp(a->p + 8190 + 5003, b->p + 40000, 1997);
 	fail += !!memcmp(a->p + 60001, b->p + 41997, 7003);
-	fail += fnot(a->p + 60001 + 7003, 4096, 0) != -1;
+	fail += first_not(a->p + 60001 + 7003, 4096, 0) != -1;
 
 	/* READ 50001 bytes of A+4097 into B+5: A's responses carry A's pages. */
 	fpattern(a->p, FBUF, seed + 1);
 	memset(b->p, 0, FBUF);
-	sg[0] = fsge(b, 5, 50001);
-	if (fpost(b, IBV_WR_RDMA_READ, 3, sg, 1, a, 4097) ||
-	    fpoll(b->cq, 1, 3))
+	sg[0] = mk_sge(b, 5, 50001);
+	if (fpost(p, 1, IBV_WR_RDMA_READ, 3, sg, 1, 4097) ||
+	    fpoll(p->scq[1], 1, 3))
 		return 100;
 	fail += !!memcmp(b->p + 5, a->p + 4097, 50001);
-	fail += fnot(b->p + 5 + 50001, 4096, 0) != -1;
+	fail += first_not(b->p + 5 + 50001, 4096, 0) != -1;
 	return fail;
 }
 
@@ -1011,7 +838,7 @@ TEST_F_TIMEOUT(frags, frag_payload, 300)
 		ASSERT_EQ(0, wire_frags(on));
 		fb = link_counter("sibB", "wire_frag_pkts");
 		fa = link_counter("sibA", "wire_frag_pkts");
-		EXPECT_EQ(0, frag_round(&self->a, &self->b, 7 + on));
+		EXPECT_EQ(0, frag_round(&self->p, 7 + on));
 		if (on) {
 			/* 98 WRITE, 14 SEND packets; 49 READ responses. */
 			EXPECT_LE(fb + 112, link_counter("sibB", "wire_frag_pkts"));
@@ -1043,7 +870,7 @@ TEST_F_TIMEOUT(frags, tx_batch, 300)
 		ASSERT_EQ(0, wire_batch(n));
 		tb = link_counter("sibB", cnt);
 		ta = link_counter("sibA", cnt);
-		EXPECT_EQ(0, frag_round(&self->a, &self->b, 21 + n));
+		EXPECT_EQ(0, frag_round(&self->p, 21 + n));
 		if (n > 1) {
 			/* 98 WRITE and 14 SEND packets; 49 READ responses. */
 			EXPECT_LE(tb + 64, link_counter("sibB", cnt));
@@ -1073,7 +900,7 @@ TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
 	ASSERT_EQ(0, fault_knob_set("sibB", "dir", 1));
 	ASSERT_EQ(0, fault_knob_set("sibB", "seed", 6));
 	ASSERT_EQ(0, fault_knob_set("sibB", "active", 1));
-	EXPECT_EQ(0, frag_round(&self->a, &self->b, 11));
+	EXPECT_EQ(0, frag_round(&self->p, 11));
 	ASSERT_EQ(0, fault_knob_set("sibB", "active", 0));
 	EXPECT_LT(icrc + 5, link_counter("sibA", "icrc_errors"));
 	EXPECT_LE(fb + 112, link_counter("sibB", "wire_frag_pkts"));
@@ -1092,9 +919,9 @@ TEST_F_TIMEOUT(frags, frag_bad_icrc, 300)
  */
 TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 {
+	struct pair *p = &self->p;
 	size_t len = 64 * 1024;
 	long long sent, delayed, fb;
-	struct ibv_qp_attr attr = {};
 	struct ibv_sge sg;
 	struct ibv_mr *mr;
 	uint8_t *src, *want;
@@ -1107,12 +934,12 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	ASSERT_NE(NULL, want);
 	fpattern(src, len, 99);
 	memcpy(want, src, len);
-	mr = ibv_reg_mr(self->b.pd, src, len, IBV_ACCESS_LOCAL_WRITE);
+	mr = ibv_reg_mr(p->end[1].pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, mr);
 	/* Nothing was sent yet: B connects again, without an ACK timer. */
-	attr.qp_state = IBV_QPS_RESET;
-	ASSERT_EQ(0, ibv_modify_qp(self->b.qp, &attr, IBV_QP_STATE));
-	ASSERT_EQ(0, fend_connect(&self->b, &self->a, PSN_B, PSN_A, 0));
+	ASSERT_EQ(0, qp_modify_state(p->qp[1], IBV_QPS_RESET));
+	p->o.timeout = 0;
+	ASSERT_EQ(0, qp_to_rts(p, 1));
 	ASSERT_EQ(0, fault_knob_set("sibA", "delay", 1000000));
 	ASSERT_EQ(0, fault_knob_set("sibA", "delay_us",
 				    sib_wait_ms > 5000 ? 10000000 : 3000000));
@@ -1120,11 +947,11 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	ASSERT_EQ(0, fault_knob_set("sibA", "active", 1));
 	snprintf(path, sizeof(path),
 		 "/sys/kernel/debug/sib/sibA/fault/injected_delay");
-	memset(self->a.p, 0, FBUF);
+	memset(p->buf[0].p, 0, FBUF);
 	sent = link_counter("sibB", "sent_pkts");
 	fb = link_counter("sibB", "wire_frag_pkts");
 	sg = (struct ibv_sge){ (uintptr_t)src + 3, len - 3, mr->lkey };
-	ASSERT_EQ(0, fpost(&self->b, IBV_WR_RDMA_WRITE, 9, &sg, 1, &self->a, 0));
+	ASSERT_EQ(0, fpost(p, 1, IBV_WR_RDMA_WRITE, 9, &sg, 1, 0));
 	/* All 64 packets built (from the MR's pages) and held at A. */
 	for (int i = 0; i < 500; i++) {
 		delayed = read_text(path, buf, sizeof(buf)) > 0 ? atoll(buf) : 0;
@@ -1138,14 +965,14 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	EXPECT_EQ(0, munmap(src, len));
 	/* Still nothing has landed: the packets were in flight. */
-	EXPECT_EQ(-1, fnot(self->a.p, len, 0));
+	EXPECT_EQ(-1, first_not(p->buf[0].p, len, 0));
 	/* A copies from the delayed packets; its ACK completes the WRITE. */
-	EXPECT_EQ(0, fpoll(self->b.cq, 1, 9));
+	EXPECT_EQ(0, fpoll(p->scq[1], 1, 9));
 	ASSERT_EQ(0, fault_knob_set("sibA", "active", 0));
-	EXPECT_EQ(0, memcmp(self->a.p, want + 3, len - 3));
+	EXPECT_EQ(0, memcmp(p->buf[0].p, want + 3, len - 3));
 	free(want);
 	/* The pair still works. */
-	EXPECT_EQ(0, frag_round(&self->a, &self->b, 12));
+	EXPECT_EQ(0, frag_round(&self->p, 12));
 }
 
 /*
@@ -1155,6 +982,7 @@ TEST_F_TIMEOUT(frags, frag_dereg_in_flight, 300)
  */
 TEST_F_TIMEOUT(frags, coalesced_acks, 300)
 {
+	struct pair *p = &self->p;
 	struct ibv_recv_wr rwr[32], *bad_r;
 	struct ibv_send_wr swr[32], *bad_s;
 	struct ibv_sge rs[32], ss[32];
@@ -1169,15 +997,15 @@ TEST_F_TIMEOUT(frags, coalesced_acks, 300)
 			ASSERT_EQ(0, fault_knob_set("sibB", "seed", round));
 			ASSERT_EQ(0, fault_knob_set("sibB", "active", 1));
 		}
-		fpattern(self->b.p, 32 * 100, round);
-		memset(self->a.p, 0, 32 * 128);
+		fpattern(p->buf[1].p, 32 * 100, round);
+		memset(p->buf[0].p, 0, 32 * 128);
 		for (int i = 0; i < 32; i++) {
-			rs[i] = fsge(&self->a, i * 128, 128);
+			rs[i] = mk_sge(&p->buf[0], i * 128, 128);
 			rwr[i] = (struct ibv_recv_wr){
 				.wr_id = 1000 + i, .sg_list = &rs[i], .num_sge = 1,
 				.next = i < 31 ? &rwr[i + 1] : NULL,
 			};
-			ss[i] = fsge(&self->b, i * 100, 61 + i);
+			ss[i] = mk_sge(&p->buf[1], i * 100, 61 + i);
 			swr[i] = (struct ibv_send_wr){
 				.wr_id = 1000 + i, .sg_list = &ss[i], .num_sge = 1,
 				.opcode = IBV_WR_SEND,
@@ -1185,13 +1013,13 @@ TEST_F_TIMEOUT(frags, coalesced_acks, 300)
 				.next = i < 31 ? &swr[i + 1] : NULL,
 			};
 		}
-		ASSERT_EQ(0, ibv_post_recv(self->a.qp, rwr, &bad_r));
-		ASSERT_EQ(0, ibv_post_send(self->b.qp, swr, &bad_s));
-		ASSERT_EQ(0, fpoll(self->b.cq, 32, 1000)) TH_LOG("round %d", round);
-		ASSERT_EQ(0, fpoll(self->a.cq, 32, 1000)) TH_LOG("round %d", round);
+		ASSERT_EQ(0, ibv_post_recv(p->qp[0], rwr, &bad_r));
+		ASSERT_EQ(0, ibv_post_send(p->qp[1], swr, &bad_s));
+		ASSERT_EQ(0, fpoll(p->scq[1], 32, 1000)) TH_LOG("round %d", round);
+		ASSERT_EQ(0, fpoll(p->rcq[0], 32, 1000)) TH_LOG("round %d", round);
 		for (int i = 0; i < 32; i++) {
-			EXPECT_EQ(0, memcmp(self->a.p + i * 128,
-					    self->b.p + i * 100, 61 + i))
+			EXPECT_EQ(0, memcmp(p->buf[0].p + i * 128,
+					    p->buf[1].p + i * 100, 61 + i))
 				TH_LOG("round %d message %d", round, i);
 		}
 	}

@@ -8,6 +8,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_cq.h"
+#include "sib_fault.h"
 #include "sib_net.h"
 #include "sib_qp.h"
 #include "sib_task.h"
@@ -32,6 +33,7 @@ struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
 
 	rcu_read_lock();
 	qp = xa_load(&sdev->qp_xa, qpn);
+	sib_fault_lookup_stall(qpn);
 	if (qp && !refcount_inc_not_zero(&qp->ref))
 		qp = NULL;
 	rcu_read_unlock();
@@ -280,6 +282,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 {
 	struct sib_qp *qp = to_sqp(ib_qp);
 	struct sib_dev *sdev = qp->sdev;
+	unsigned long gp;
 
 	/*
 	 * Honour the doorbells rung before the destroy: a NIC has sent
@@ -287,6 +290,13 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	 */
 	sib_qp_run_out(qp);
 	xa_erase(&sdev->qp_xa, sib_qpn(qp));
+	/*
+	 * ib_core frees the QP once this returns, with no grace period, and
+	 * a lookup (sib_qp_get()) that found it before the erase may not
+	 * have taken its reference yet: it does so under RCU. Start a grace
+	 * period now and wait for it at the end, after the teardown.
+	 */
+	gp = start_poll_synchronize_rcu();
 	WRITE_ONCE(qp->destroying, true);
 	/* Wait for every lookup in flight (packet delivery) to end. */
 	sib_qp_put(qp);
@@ -312,6 +322,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	sib_net_qp_fini(qp);
 	sib_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
+	cond_synchronize_rcu(gp);
 	return 0;
 }
 

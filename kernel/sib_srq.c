@@ -223,6 +223,7 @@ int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata)
 {
 	struct sib_srq *srq = to_ssrq(ib_srq);
 	struct sib_dev *sdev = to_sdev(ib_srq->device);
+	unsigned long gp;
 
 	/*
 	 * ib_core refuses while QPs are attached to a basic SRQ; an XRC SRQ
@@ -230,10 +231,13 @@ int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata)
 	 * for them (sib_xrc.c).
 	 */
 	xa_erase(&sdev->srq_xa, srq->srq_num);
+	/* As for a QP: ib_core frees the SRQ with no grace period. */
+	gp = start_poll_synchronize_rcu();
 	sib_srq_put(srq);
 	wait_for_completion(&srq->done);
 	sib_queue_destroy(&srq->q);
 	atomic_dec(&to_sdev(ib_srq->device)->num_srq);
+	cond_synchronize_rcu(gp);
 	return 0;
 }
 

@@ -1345,6 +1345,75 @@ TEST_F_TIMEOUT(trust, modify_err_race, 120)
 	pair_destroy(&p);
 }
 
+/* ---- a QP destroyed under a lookup ----------------------------------------- */
+
+#define STALL_DIR	"/sys/kernel/debug/sib"
+#define STALL_US	300000
+
+struct stall_send {
+	pthread_t t;
+	struct ibv_qp *qp;
+	struct ibv_sge sge;
+	int ret;
+};
+
+static void *stall_send_fn(void *arg)
+{
+	struct stall_send *s = arg;
+
+	s->ret = post_op(s->qp, IBV_WR_SEND, 1, &s->sge, 1, IBV_SEND_SIGNALED,
+			 0, 0);
+	return NULL;
+}
+
+/*
+ * A packet's delivery finds its QP in the device's table under RCU and
+ * then takes a reference; ib_core frees a destroyed QP as soon as the
+ * driver's destroy returns. So the destroy must outlast every lookup
+ * that found the QP before it was unpublished. The debugfs knob stalls
+ * the lookup of QP 1 by a SEND from QP 0 for 300 ms, between finding
+ * the QP and taking the reference; QP 1 is destroyed meanwhile: the
+ * destroy must return only after the stall is over. (Without the grace
+ * period it returned at once, and the lookup then touched freed memory:
+ * KASAN's use-after-free on the debug kernel.)
+ */
+TEST_F_TIMEOUT(trust, destroy_outlasts_lookup, 60)
+{
+	struct stall_send s = {};
+	long long stalls0, left = -1;
+	struct buf b;
+	struct pair p;
+	int i;
+
+	if (!path_exists(STALL_DIR "/lookup_stall_us"))
+		SKIP(return, "no " STALL_DIR "/lookup_stall_us (debugfs)");
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, NULL));
+	ASSERT_EQ(0, buf_new(&b, self->pd, 64, IBV_ACCESS_LOCAL_WRITE));
+	stalls0 = sh_num("cat " STALL_DIR "/lookup_stalls");
+	ASSERT_EQ(0, sh("echo %u > " STALL_DIR "/lookup_stall_qpn && echo %d > "
+			STALL_DIR "/lookup_stall_us", p.qp[1]->qp_num, STALL_US));
+	s.qp = p.qp[0];
+	s.sge = mk_sge(&b, 0, 64);
+	ASSERT_EQ(0, pthread_create(&s.t, NULL, stall_send_fn, &s));
+	/* the knob disarms itself when the stall begins */
+	for (i = 0; i < 5000 && left; i++) {
+		left = sh_num("cat " STALL_DIR "/lookup_stall_us");
+		if (left)
+			usleep(1000);
+	}
+	ASSERT_EQ(0, left) TH_LOG("the lookup of QP %u never stalled",
+				  p.qp[1]->qp_num);
+	ASSERT_EQ(0, ibv_destroy_qp(p.qp[1]));
+	p.qp[1] = NULL;
+	EXPECT_EQ(stalls0 + 1, sh_num("cat " STALL_DIR "/lookup_stalls"))
+		TH_LOG("ibv_destroy_qp() returned while a lookup that had "
+		       "found the QP was still to take its reference");
+	pthread_join(s.t, NULL);
+	EXPECT_EQ(0, s.ret);
+	buf_free(&b);
+	pair_destroy(&p);
+}
+
 /* ---- RoCEv2 between two namespaces -------------------------------------------- */
 
 #define TAG	"t"

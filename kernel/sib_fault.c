@@ -17,8 +17,6 @@
  *   /sys/kernel/debug/sib/lookup_stall_{qpn,us}
  *                                      the next lookup of that QP number
  *                                      waits that long (one shot)
- *   /sys/kernel/debug/sib/lookup_stalls
- *                                      lookup stalls done
  *
  * Documentation/fault-injection.md explains the choice of debugfs.
  */
@@ -344,7 +342,6 @@ void sib_fault_fini(struct sib_fault *f)
  */
 static u32 sib_stall_qpn;
 static u32 sib_stall_us;
-static u32 sib_stalls;		/* stalls done */
 
 /**
  * sib_fault_lookup_stall - stall the lookup of @qpn if the knob asks
@@ -367,8 +364,6 @@ void sib_fault_lookup_stall(u32 qpn)
 		udelay(step);
 		us -= step;
 	}
-	/* Pairs with the test's read once its destroy has returned. */
-	smp_store_release(&sib_stalls, sib_stalls + 1);
 }
 
 void sib_fault_module_init(void)
@@ -378,8 +373,6 @@ void sib_fault_module_init(void)
 			   &sib_stall_qpn);
 	debugfs_create_u32("lookup_stall_us", 0600, sib_debugfs_root,
 			   &sib_stall_us);
-	debugfs_create_u32("lookup_stalls", 0400, sib_debugfs_root,
-			   &sib_stalls);
 }
 
 void sib_fault_module_exit(void)

@@ -14,14 +14,9 @@
  *     seed                             writing it restarts the sequence
  *     injected_{drop,dup,...}          how many faults were injected
  *
- *   /sys/kernel/debug/sib/lookup_stall_{qpn,us}
- *                                      the next lookup of that QP number
- *                                      waits that long (one shot)
- *
  * Documentation/fault-injection.md explains the choice of debugfs.
  */
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
 
@@ -333,46 +328,9 @@ void sib_fault_fini(struct sib_fault *f)
 	sib_fault_flush(f);
 }
 
-/*
- * The lookup stall: the next lookup of QP number @sib_stall_qpn (on any
- * device) waits @sib_stall_us microseconds, at most 500 ms, between
- * finding the QP and taking its reference, and the knob disarms itself.
- * It widens the window a QP destroy must close (sib_destroy_qp()), so
- * that a test can hit it every time.
- */
-static u32 sib_stall_qpn;
-static u32 sib_stall_us;
-
-/**
- * sib_fault_lookup_stall - stall the lookup of @qpn if the knob asks
- * @qpn:	the QP number being looked up
- *
- * Called under rcu_read_lock(), from any context.
- */
-void sib_fault_lookup_stall(u32 qpn)
-{
-	u32 us = READ_ONCE(sib_stall_us);
-
-	if (likely(!us) || READ_ONCE(sib_stall_qpn) != qpn)
-		return;
-	if (cmpxchg(&sib_stall_us, us, 0) != us)
-		return;		/* another lookup took it */
-	us = min(us, 500000U);
-	while (us) {
-		u32 step = min(us, 1000U);
-
-		udelay(step);
-		us -= step;
-	}
-}
-
 void sib_fault_module_init(void)
 {
 	sib_debugfs_root = debugfs_create_dir("sib", NULL);
-	debugfs_create_u32("lookup_stall_qpn", 0600, sib_debugfs_root,
-			   &sib_stall_qpn);
-	debugfs_create_u32("lookup_stall_us", 0600, sib_debugfs_root,
-			   &sib_stall_us);
 }
 
 void sib_fault_module_exit(void)

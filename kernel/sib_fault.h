@@ -116,7 +116,6 @@ void sib_fault_fini(struct sib_fault *f);
 struct sk_buff *sib_fault_apply(struct sib_fault *f, u32 dir,
 				struct sk_buff *skb, struct sk_buff **extra,
 				bool can_hold);
-void sib_fault_lookup_stall(u32 qpn);
 void sib_fault_module_init(void);
 void sib_fault_module_exit(void);
 

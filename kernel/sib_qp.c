@@ -8,7 +8,6 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "sib_cq.h"
-#include "sib_fault.h"
 #include "sib_net.h"
 #include "sib_qp.h"
 #include "sib_task.h"
@@ -33,7 +32,6 @@ struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
 
 	rcu_read_lock();
 	qp = xa_load(&sdev->qp_xa, qpn);
-	sib_fault_lookup_stall(qpn);
 	if (qp && !refcount_inc_not_zero(&qp->ref))
 		qp = NULL;
 	rcu_read_unlock();

@@ -232,12 +232,12 @@ int sib_destroy_srq(struct ib_srq *ib_srq, struct ib_udata *udata)
 	 */
 	xa_erase(&sdev->srq_xa, srq->srq_num);
 	/* As for a QP: ib_core frees the SRQ with no grace period. */
-	gp = start_poll_synchronize_rcu();
+	gp = start_poll_synchronize_rcu_expedited();
 	sib_srq_put(srq);
 	wait_for_completion(&srq->done);
 	sib_queue_destroy(&srq->q);
 	atomic_dec(&to_sdev(ib_srq->device)->num_srq);
-	cond_synchronize_rcu(gp);
+	cond_synchronize_rcu_expedited(gp);
 	return 0;
 }
 

@@ -967,6 +967,14 @@ static const char *nfs_missing(const char *vers)
 	return NULL;
 }
 
+/* Skip the test, saying why, on a kernel without NFS @vers (see above). */
+#define NFS_NEEDED(vers)						\
+	do {								\
+		const char *why_ = nfs_missing(vers);			\
+		if (why_)						\
+			SKIP(return, "%s", why_);			\
+	} while (0)
+
 static int nfs_mb(void)
 {
 	const char *s = getenv("SIB_ULP_NFS_MB");
@@ -1007,11 +1015,9 @@ static void nfs_test(struct __test_metadata *_metadata,
 {
 	char want[80], got[80], opt[128];
 	int mb = faults && nfs_mb() > 16 ? 16 : nfs_mb();
-	const char *why = nfs_missing(vers);
 	long long sent;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NFS_NEEDED(vers);
 	ASSERT_EQ(0, nfs_server_up(mb));
 	ASSERT_EQ(0, step("mount", 60,
 			  "mount -t nfs -o vers=%s,proto=rdma,port=" NFS_PORT "%s "
@@ -1075,13 +1081,11 @@ TEST_F_TIMEOUT(ulp, nfs_v4_2, 900)
  */
 TEST_F_TIMEOUT(ulp, nfs_device_removal, 900)
 {
-	const char *why = nfs_missing("4.2");
 	char want[80], got[80], path[128];
 	time_t t0;
 	int rc;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NFS_NEEDED("4.2");
 	ASSERT_EQ(0, nfs_server_up(64));
 	ASSERT_EQ(0, step("mount", 60, "mount -t nfs -o vers=4.2,proto=rdma,port="
 			  NFS_PORT " " ADDR ":/ " MNT));
@@ -1160,8 +1164,7 @@ TEST_F_TIMEOUT(ulp, nfs_large, 1800)
 	char seq[256], rand[256];
 	long long sent;
 
-	if (nfs_missing("4.2"))
-		SKIP(return, "%s", nfs_missing("4.2"));
+	NFS_NEEDED("4.2");
 	if (avail < 2LL * mb + 256)
 		SKIP(return, "%d MiB over NFS needs %lld MiB free, the guest has %lld "
 		     "(vm-run -m 4G)", mb, 2LL * mb + 256, avail);

@@ -250,7 +250,7 @@ TOTALS_RE := ^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$
 # ibv_rc_pingpong, ib_write_bw, rdma-core's python core modules, rping,
 # unload) in a guest of KVER, with rdma_sib.ko and sib_kverbs.ko built for
 # it. SMOKE_TESTS replaces the list (SMOKE_TESTS= for the whole suite, with
-# vm-run's hour). The guest gets copies of the two modules, in
+# make check's CHECK_TIMEOUT). The guest gets copies of the two modules, in
 # .build/smoke-KVER/, so that the tree can be built for another kernel
 # while this one waits for VM_LOCK.
 SMOKE_DIR = $(TOP)/.build/smoke-$(KVER)
@@ -265,7 +265,7 @@ check-smoke: setup
 	mkdir -p $(SMOKE_DIR)
 	cp kernel/rdma_sib.ko selftests/kverbs/sib_kverbs.ko $(SMOKE_DIR)/
 	$(call flock_if,$(VM_LOCK)) $(VM_RUN) $(VM_KERNEL) --no-load --module $(SMOKE_DIR)/rdma_sib.ko \
-	  -e SIB_KVERBS_KO=$(SMOKE_DIR)/sib_kverbs.ko $(if $(SMOKE_TESTS),-t $(SMOKE_TIMEOUT)) -- \
+	  -e SIB_KVERBS_KO=$(SMOKE_DIR)/sib_kverbs.ko -t $(if $(SMOKE_TESTS),$(SMOKE_TIMEOUT),$(CHECK_TIMEOUT)) -- \
 	  $(TOP)/selftests/run_tests $(SMOKE_TESTS)
 
 # make check on the default kernel with smoke lanes on MATRIX_KVERS

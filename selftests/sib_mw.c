@@ -269,7 +269,7 @@ TEST_F(mw, mw_zero_based_wr_api)
 
 	ASSERT_NE(NULL, mw);
 	pair_default_opts(&o);
-	o.qp_ex = true;
+	o.send_ops[0] = o.send_ops[1] = PAIR_QPX_OPS;
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->pd, self->gid, &o));
 	qx = ibv_qp_to_qp_ex(p.qp[1]);
 	ASSERT_NE(NULL, qx);

@@ -316,15 +316,9 @@ static int pair_create_qp(struct pair *p, int i)
 	a.cap.max_inline_data = o->max_inline;
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	a.pd = p->end[i].pd;
-	if (o->qp_ex) {
+	if (o->send_ops[i]) {
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				   IBV_QP_EX_WITH_RDMA_WRITE |
-				   IBV_QP_EX_WITH_RDMA_READ |
-				   IBV_QP_EX_WITH_BIND_MW |
-				   IBV_QP_EX_WITH_LOCAL_INV |
-				   IBV_QP_EX_WITH_SEND_WITH_INV |
-				   o->send_ops;
+		a.send_ops_flags = o->send_ops[i];
 	}
 	p->qp[i] = ibv_create_qp_ex(p->end[i].ctx, &a);
 	if (!p->qp[i]) {

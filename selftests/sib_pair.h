@@ -53,8 +53,8 @@ struct pair_opts {
 	struct ibv_srq *srq[2];	/* receive from an SRQ */
 	struct ibv_comp_channel *chan[2];	/* for the recv CQ of QP i */
 	bool sig_all;
-	bool qp_ex;		/* create with send_ops_flags (ibv_wr_*) */
-	uint64_t send_ops;	/* with qp_ex: IBV_QP_EX_WITH_* beyond the usual */
+	uint64_t send_ops[2];	/* not 0: QP i takes ibv_wr_*, created with */
+				/* these send_ops_flags (PAIR_QPX_OPS | ...) */
 	enum ibv_qp_type qp_type;	/* 0: IBV_QPT_RC; or IBV_QPT_UC */
 	bool one_cq;		/* QP i sends and receives on one CQ: */
 				/* scq[i] == rcq[i] (chan[i] is its channel) */
@@ -64,6 +64,12 @@ struct pair_opts {
 };
 
 void pair_default_opts(struct pair_opts *o);
+
+/* The ibv_wr_* operations most tests of the extended API want. */
+#define PAIR_QPX_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | \
+			 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_BIND_MW | \
+			 IBV_QP_EX_WITH_LOCAL_INV | \
+			 IBV_QP_EX_WITH_SEND_WITH_INV)
 
 /*
  * One end of a pair: the device, PD and GID index of QP i. pair_create()

@@ -359,8 +359,8 @@ TEST_F(rc, atomic_write)
 
 	/* The extended API: the value comes by pointer, in the WQE. */
 	pair_default_opts(&o);
-	o.qp_ex = true;
-	o.send_ops = IBV_QP_EX_WITH_ATOMIC_WRITE;
+	o.send_ops[0] = PAIR_QPX_OPS | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	o.send_ops[1] = o.send_ops[0];
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
 	qx = ibv_qp_to_qp_ex(p.qp[0]);
 	ASSERT_NE(NULL, qx);
@@ -522,8 +522,7 @@ static int flush_pair(struct pair *p, struct ibv_context *ctx,
 	struct pair_opts o;
 
 	pair_default_opts(&o);
-	o.qp_ex = true;
-	o.send_ops = IBV_QP_EX_WITH_FLUSH;
+	o.send_ops[0] = o.send_ops[1] = PAIR_QPX_OPS | IBV_QP_EX_WITH_FLUSH;
 	o.access[1] |= qp_access;
 	return pair_create(p, ctx, pd, gid, &o);
 }
@@ -1436,18 +1435,15 @@ TEST_F(rc, fence_atomic_then_send)
  */
 TEST_F_TIMEOUT(rc, stress_4_pairs, 240)
 {
-	static const struct xopts xo = {
-		.sq_wr = SLOTS, .rq_wr = SLOTS,
-		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
-		.min_rnr_timer = 1,
+	struct pair_end e = {
+		.dev = SIB_DEV, .ctx = self->ctx, .pd = self->p.pd,
+		.gid = self->gid,
 	};
-	struct side s = {
-		.ctx = self->ctx, .pd = self->p.pd, .gid = self->gid,
-		.dev = SIB_DEV,
-	};
-	struct side sides[2] = { s, s };
+	struct pair_end ends[2] = { e, e };
+	struct pair_opts o;
 
-	run_stress(_metadata, sides, 2400, 0x5eed1234abcdull, &xo);
+	stress_opts(&o, SLOTS, 14);
+	run_stress(_metadata, ends, 2400, 0x5eed1234abcdull, &o);
 }
 
 /* ---- 128 outstanding READs and atomics ---------------------------------- */

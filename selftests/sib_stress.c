@@ -146,12 +146,6 @@ static void counters_read(const char *dev, long long *c)
 		c[i] = link_counter(dev, cnt_names[i]);
 }
 
-static const struct xopts stress_xopts = {
-	.sq_wr = SLOTS, .rq_wr = SLOTS,
-	.timeout = 10,		/* 4.2 ms */
-	.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
-};
-
 /*
  * SIB_STRESS_SEED=N varies a run: it is added to the fault generator's
  * seed and to the operation generator's (the default 0 gives the runs
@@ -210,6 +204,7 @@ FIXTURE(stress) {
 	struct ibv_context *ctx;
 	int gid;
 	struct ibv_pd *pd;
+	struct pair_end lo[2];	/* sib0 twice: both ends of a pair */
 };
 
 FIXTURE_SETUP(stress)
@@ -218,6 +213,11 @@ FIXTURE_SETUP(stress)
 	ASSERT_NE(NULL, self->ctx);
 	self->pd = ibv_alloc_pd(self->ctx);
 	ASSERT_NE(NULL, self->pd);
+	for (int i = 0; i < 2; i++)
+		self->lo[i] = (struct pair_end){ .dev = SIB_DEV,
+						 .ctx = self->ctx,
+						 .pd = self->pd,
+						 .gid = self->gid };
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -230,12 +230,9 @@ FIXTURE_TEARDOWN(stress)
 
 TEST_F_TIMEOUT(stress, stress_local_faults, 200)
 {
-	struct side s[2] = {
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-	};
 	const char *devs[] = { SIB_DEV };
 	long long before[1][NCNT];
+	struct pair_opts o;
 	long t0 = now_ms();
 
 	struct faults f = lossy;
@@ -249,8 +246,9 @@ TEST_F_TIMEOUT(stress, stress_local_faults, 200)
 	ASSERT_EQ(0, faults_on(SIB_DEV, &f));
 	if (getenv("SIB_STRESS_CLASSES"))
 		fault_set(SIB_DEV, "classes", atoi(getenv("SIB_STRESS_CLASSES")));
-	run_stress(_metadata, s, 3000, 0x5eed1234abcdull + stress_seed(),
-		   &stress_xopts);
+	stress_opts(&o, SLOTS, 10);	/* 4.2 ms */
+	run_stress(_metadata, self->lo, 3000, 0x5eed1234abcdull + stress_seed(),
+		   &o);
 	faults_off(SIB_DEV);
 	TH_LOG("%ld ms", now_ms() - t0);
 	check_recovery(_metadata, devs, 1, before, REC_BOTH);
@@ -671,7 +669,7 @@ enum { K_RNRS, K_RNRR, K_STALL, K_UPDS, K_UPDR, K_PROBE, K_SENT, K_TMO,
  * Counters of the sender's and the receiver's device (once if the same),
  * from sysfs: quick enough to read while the sender waits.
  */
-static void cred_read(const struct side s[2], long long *v)
+static void cred_read(const struct pair_end s[2], long long *v)
 {
 	for (size_t i = 0; i < NCRED; i++) {
 		v[i] = hw_counter(s[0].dev, cred_names[i]);
@@ -700,7 +698,7 @@ static int set_credits(int on)
 #define CRED_SZ		1024
 
 struct cred_run {
-	struct xpair p;
+	struct pair p;
 	struct buf l, r;
 };
 
@@ -709,16 +707,17 @@ struct cred_run {
  * message of a QP is always the limited WQE (the requester has not heard
  * of the responder's credits yet), so the run proper starts after it.
  */
-static void cred_setup(struct __test_metadata *_metadata, struct side s[2],
-		       struct cred_run *c, uint8_t timeout)
+static void cred_setup(struct __test_metadata *_metadata,
+		       const struct pair_end s[2], struct cred_run *c,
+		       uint8_t timeout)
 {
-	struct xopts o = {
-		.sq_wr = 64, .rq_wr = 64, .timeout = timeout, .retry_cnt = 7,
-		.rnr_retry = 7, .min_rnr_timer = 1, .psn = { 0x100, 0xfffff0 },
-	};
+	struct pair_opts o;
 	struct ibv_sge ls, rs;
 
-	ASSERT_EQ(0, xpair_create(&c->p, s, &o));
+	stress_opts(&o, 64, timeout);
+	o.psn[0] = 0x100;
+	o.psn[1] = 0xfffff0;
+	ASSERT_EQ(0, pair_create_ends(&c->p, s, &o));
 	ASSERT_EQ(0, buf_new(&c->l, s[0].pd, (CRED_N + 1) * CRED_SZ, ACC_ALL));
 	ASSERT_EQ(0, buf_new(&c->r, s[1].pd, (CRED_N + 1) * CRED_SZ, ACC_ALL));
 	fill_pattern(c->l.p, (CRED_N + 1) * CRED_SZ, 0xc4ed17);
@@ -735,7 +734,7 @@ static void cred_setup(struct __test_metadata *_metadata, struct side s[2],
 
 static void cred_teardown(struct cred_run *c)
 {
-	xpair_destroy(&c->p);
+	pair_destroy(&c->p);
 	buf_free(&c->l);
 	buf_free(&c->r);
 }
@@ -761,7 +760,7 @@ static void cred_check(struct __test_metadata *_metadata, struct cred_run *c,
  * does not go while the test waits: only credit updates release SENDs.
  */
 static void cred_slow_receiver(struct __test_metadata *_metadata,
-			       struct side s[2], long long *v,
+			       const struct pair_end s[2], long long *v,
 			       long long *stall)
 {
 	struct cred_run c;
@@ -804,7 +803,8 @@ static void cred_slow_receiver(struct __test_metadata *_metadata,
  * go at once and are RNR-NAKed, and every retry after an RNR NAK resends
  * all the SENDs from the NAKed one (go-back-N).
  */
-static void cred_on_vs_off(struct __test_metadata *_metadata, struct side s[2])
+static void cred_on_vs_off(struct __test_metadata *_metadata,
+			   const struct pair_end s[2])
 {
 	long long on[NCRED], off[NCRED], stall_on, stall_off;
 
@@ -835,12 +835,7 @@ static void cred_on_vs_off(struct __test_metadata *_metadata, struct side s[2])
 
 TEST_F_TIMEOUT(stress, rnr_credits_on_vs_off, 120)
 {
-	struct side s[2] = {
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-	};
-
-	cred_on_vs_off(_metadata, s);
+	cred_on_vs_off(_metadata, self->lo);
 }
 
 /*
@@ -851,7 +846,7 @@ TEST_F_TIMEOUT(stress, rnr_credits_on_vs_off, 120)
  * retry: no ACK timeout, no retransmission.
  */
 static void cred_lost_update(struct __test_metadata *_metadata,
-			     struct side s[2])
+			     const struct pair_end s[2])
 {
 	struct cred_run c;
 	struct ibv_sge ls, rs;
@@ -898,12 +893,7 @@ static void cred_lost_update(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(stress, credit_update_lost, 120)
 {
-	struct side s[2] = {
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-	};
-
-	cred_lost_update(_metadata, s);
+	cred_lost_update(_metadata, self->lo);
 }
 
 /*
@@ -916,8 +906,9 @@ TEST_F_TIMEOUT(stress, credit_update_lost, 120)
  * atomic, the SEND waited for the sender's timeout (19: 2.1 s) and went
  * as the credit probe.
  */
-static void cred_after(struct __test_metadata *_metadata, struct side s[2],
-		       enum ibv_wr_opcode op, long long *v, long *ms)
+static void cred_after(struct __test_metadata *_metadata,
+		       const struct pair_end s[2], enum ibv_wr_opcode op,
+		       long long *v, long *ms)
 {
 	struct ibv_sge ls, rs, rd;
 	struct cred_run c;
@@ -967,10 +958,7 @@ static void cred_after(struct __test_metadata *_metadata, struct side s[2],
 
 TEST_F_TIMEOUT(stress, credit_update_after_read, 60)
 {
-	struct side s[2] = {
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-	};
+	const struct pair_end *s = self->lo;
 	long long v[NCRED];
 	long ms;
 
@@ -997,10 +985,7 @@ TEST_F_TIMEOUT(stress, credit_update_after_read, 60)
  */
 TEST_F_TIMEOUT(stress, credit_old_provider, 120)
 {
-	struct side s[2] = {
-		{ self->ctx, self->pd, self->gid, SIB_DEV },
-		{ NULL, NULL, self->gid, SIB_DEV },
-	};
+	struct pair_end s[2] = { self->lo[0], self->lo[1] };
 	struct cred_run c;
 	struct ibv_sge ls, rs;
 	long long b[NCRED], v[NCRED];
@@ -1076,7 +1061,7 @@ static void net_cleanup(void)
 
 FIXTURE(wire) {
 	struct sib_topo t;
-	struct side s[2];
+	struct pair_end s[2];
 };
 
 FIXTURE_SETUP(wire)
@@ -1122,8 +1107,8 @@ TEST_F_TIMEOUT(wire, wire_credit_update_lost, 120)
 TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 {
 	const char *devs[] = { "sibA", "sibB" };
-	struct xopts xo = stress_xopts;
 	long long before[2][NCNT];
+	struct pair_opts o;
 	long t0 = now_ms();
 
 	/*
@@ -1132,7 +1117,7 @@ TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 	 * exhaust the retries of a 4.2 ms timeout (the host is busy, not the
 	 * fabric lossy).
 	 */
-	xo.timeout = 12;
+	stress_opts(&o, SLOTS, 12);
 	for (int i = 0; i < 2; i++) {
 		struct faults f = lossy;
 
@@ -1144,7 +1129,7 @@ TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
 		ASSERT_EQ(0, faults_on(devs[i], &f));
 	}
 	run_stress(_metadata, self->s, 1200, 0xc0ffee1234ull + stress_seed(),
-		   &xo);
+		   &o);
 	for (int i = 0; i < 2; i++)
 		faults_off(devs[i]);
 	TH_LOG("%ld ms", now_ms() - t0);
@@ -1161,7 +1146,7 @@ TEST_F_TIMEOUT(wire, stress_wire_faults, 200)
  */
 FIXTURE(rxe) {
 	struct sib_topo t;
-	struct side s[2];
+	struct pair_end s[2];
 };
 
 FIXTURE_SETUP(rxe)
@@ -1206,13 +1191,13 @@ TEST_F_TIMEOUT(rxe, stress_rxe_faults, 300)
 		.drop = 20000, .dup = 10000, .reorder = 20000, .corrupt = 5000,
 		.dir = 3, .seed = 0x7e7e + stress_seed(),
 	};
-	struct xopts xo = stress_xopts;
+	struct pair_opts o;
 	long long before[1][NCNT];
 	const char *devs[] = { "sibB" };
 
-	xo.timeout = 14;
+	stress_opts(&o, SLOTS, 14);
 	for (int dir = 0; dir < 2; dir++) {
-		struct side s[2] = { self->s[dir], self->s[!dir] };
+		struct pair_end s[2] = { self->s[dir], self->s[!dir] };
 		long t0 = now_ms();
 
 		if (getenv("SIB_STRESS_FAULTS"))
@@ -1222,7 +1207,7 @@ TEST_F_TIMEOUT(rxe, stress_rxe_faults, 300)
 		ASSERT_EQ(0, faults_on("sibB", &f));
 		TH_LOG("requester %s, responder %s", s[0].dev, s[1].dev);
 		run_stress(_metadata, s, 600, 0x12e0ull + dir + stress_seed(),
-			   &xo);
+			   &o);
 		faults_off("sibB");
 		TH_LOG("%ld ms", now_ms() - t0);
 		check_recovery(_metadata, devs, 1, before,
@@ -1240,15 +1225,15 @@ TEST_F_TIMEOUT(rxe, stress_rxe_faults, 300)
 TEST_F_TIMEOUT(rxe, read_rest_after_lost_response, 300)
 {
 	struct faults f = { .drop = 250000, .dir = 1, .seed = 0x4ead };
-	struct side s[2] = { self->s[0], self->s[1] };
+	const struct pair_end *s = self->s;
 	const uint32_t len = 4096, nreads = 64;	/* 4 responses at MTU 1024 */
-	struct xopts xo = stress_xopts;
+	struct pair_opts o;
 	long long dup0, drop;
-	struct xpair p;
+	struct pair p;
 	struct buf l, r;
 
-	xo.timeout = 12;	/* 16.8 ms */
-	ASSERT_EQ(0, xpair_create(&p, s, &xo));
+	stress_opts(&o, SLOTS, 12);	/* 16.8 ms */
+	ASSERT_EQ(0, pair_create_ends(&p, s, &o));
 	ASSERT_EQ(0, buf_new(&l, s[0].pd, nreads * len, ACC_ALL));
 	ASSERT_EQ(0, buf_new(&r, s[1].pd, nreads * len, ACC_ALL));
 	fill_pattern(r.p, nreads * len, 0x4ead);
@@ -1275,7 +1260,7 @@ TEST_F_TIMEOUT(rxe, read_rest_after_lost_response, 300)
 	       drop, link_counter("sibB", "duplicate_requests") - dup0);
 	EXPECT_LT(0, drop);
 	EXPECT_LT(0, link_counter("sibB", "duplicate_requests") - dup0);
-	xpair_destroy(&p);
+	pair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);
 }
@@ -1303,17 +1288,18 @@ TEST_F_TIMEOUT(rxe, atomic_write_both_ways, 120)
 	if (!has_atomic_write(self->s[0].ctx))
 		SKIP(return, "this rdma_rxe has no ATOMIC WRITE (Linux < 6.2)");
 	for (int dir = 0; dir < 2; dir++) {
-		struct side s[2] = { self->s[dir], self->s[!dir] };
+		struct pair_end s[2] = { self->s[dir], self->s[!dir] };
 		uint64_t v = 0x8877665544332211ull + dir;
-		struct xopts xo = stress_xopts;
+		struct pair_opts o;
 		struct ibv_qp_ex *qx;
-		struct xpair p;
+		struct pair p;
 		struct buf r;
 
 		TH_LOG("%s writes to %s", s[0].dev, s[1].dev);
-		xo.send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE;
-		xo.timeout = 16;	/* 268 ms */
-		ASSERT_EQ(0, xpair_create(&p, s, &xo));
+		stress_opts(&o, SLOTS, 16);	/* 268 ms */
+		o.send_ops[0] = IBV_QP_EX_WITH_SEND |
+				IBV_QP_EX_WITH_ATOMIC_WRITE;
+		ASSERT_EQ(0, pair_create_ends(&p, s, &o));
 		ASSERT_EQ(0, buf_new(&r, s[1].pd, 4096, ACC_ALL));
 		memset(r.p, 0xee, 4096);
 		qx = ibv_qp_to_qp_ex(p.qp[0]);
@@ -1328,7 +1314,7 @@ TEST_F_TIMEOUT(rxe, atomic_write_both_ways, 120)
 		EXPECT_SAME(r.p + 64, &v, 8, "the 8 bytes");
 		EXPECT_UNTOUCHED(r.p, 64, 0xee, "before them");
 		EXPECT_UNTOUCHED(r.p + 72, 4096 - 72, 0xee, "after them");
-		xpair_destroy(&p);
+		pair_destroy(&p);
 		buf_free(&r);
 	}
 }
@@ -1354,13 +1340,13 @@ TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
 	SKIP(return, "this rdma-core has no ibv_wr_flush() (v45 and later)");
 #else
 	for (int dir = 0; dir < 2; dir++) {
-		struct side s[2] = { self->s[dir], self->s[!dir] };
-		struct xopts xo = stress_xopts;
+		struct pair_end s[2] = { self->s[dir], self->s[!dir] };
+		struct pair_opts o;
 		struct ibv_qp_ex *qx;
 		struct ibv_sge ls;
 		struct buf l, r;
 		struct ibv_mr *fm;
-		struct xpair p;
+		struct pair p;
 
 		long long icrc0 = link_counter("sibB", "icrc_errors");
 
@@ -1375,10 +1361,12 @@ TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
 			     s[1].dev, strerror(errno));
 		}
 		ASSERT_EQ(0, buf_new(&l, s[0].pd, 65536, ACC_ALL));
-		xo.send_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH;
-		xo.access = IBV_ACCESS_FLUSH_GLOBAL;
-		xo.timeout = 16;	/* 268 ms */
-		ASSERT_EQ(0, xpair_create(&p, s, &xo));
+		stress_opts(&o, SLOTS, 16);	/* 268 ms */
+		o.send_ops[0] = IBV_QP_EX_WITH_RDMA_WRITE |
+				IBV_QP_EX_WITH_FLUSH;
+		o.access[0] |= IBV_ACCESS_FLUSH_GLOBAL;
+		o.access[1] |= IBV_ACCESS_FLUSH_GLOBAL;
+		ASSERT_EQ(0, pair_create_ends(&p, s, &o));
 		fill_pattern(l.p, 65536, 51 + dir);
 		memset(r.p, 0, 65536);
 		ls = mk_sge(&l, 0, 65536);
@@ -1413,7 +1401,7 @@ TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
 			}
 			if (!n && icrc >= 2) {
 				TH_LOG("rdma_rxe's FLUSH failed its ICRC at sib: rdma_rxe's ICRC bug");
-				xpair_destroy(&p);
+				pair_destroy(&p);
 				ibv_dereg_mr(fm);
 				buf_free(&l);
 				buf_free(&r);
@@ -1431,7 +1419,7 @@ TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
 		expect_wc("flush of the MR", p.scq[0], 3, IBV_WC_SUCCESS,
 			  IBV_WC_FLUSH, p.qp[0]->qp_num, ANY, NULL);
 		EXPECT_SAME(r.p, l.p, 65536, "the data");
-		xpair_destroy(&p);
+		pair_destroy(&p);
 		ASSERT_EQ(0, ibv_dereg_mr(fm));
 		buf_free(&l);
 		buf_free(&r);
@@ -1439,9 +1427,9 @@ TEST_F_TIMEOUT(rxe, flush_both_ways, 120)
 #endif
 }
 
-/* A SEND of @ls from side 0 (@id), received at side 1 (@rid), both checked. */
-static void xsend_checked(struct __test_metadata *_metadata, struct xpair *p,
-			  uint64_t id, uint64_t rid, struct ibv_sge *ls)
+/* A SEND of @ls from QP 0 (@id), received at QP 1 (@rid), both checked. */
+static void send_checked(struct __test_metadata *_metadata, struct pair *p,
+			 uint64_t id, uint64_t rid, struct ibv_sge *ls)
 {
 	ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_SEND, id, ls, 1,
 			     IBV_SEND_SIGNALED, 0, 0));
@@ -1464,18 +1452,19 @@ static void xsend_checked(struct __test_metadata *_metadata, struct xpair *p,
 TEST_F_TIMEOUT(rxe, credit_update_during_read, 120)
 {
 	struct faults f = { .drop = 1000000, .dir = 1, .seed = 0xc4ed };
-	struct side s[2] = { self->s[0], self->s[1] };
+	const struct pair_end *s = self->s;
 	const uint32_t len = 1000;	/* one response at MTU 1024 */
-	struct xopts xo = stress_xopts;
+	struct pair_opts o;
 	struct ibv_sge ls, rs, rd;
 	long long upd0;
 	struct ibv_wc wc;
-	struct xpair p;
+	struct pair p;
 	struct buf l, r;
 
-	xo.timeout = 16;	/* 268 ms: no retry while the update goes */
+	/* 268 ms: no retry while the update goes */
+	stress_opts(&o, SLOTS, 16);
 	ASSERT_EQ(0, set_credits_dev("sibB", 1));
-	ASSERT_EQ(0, xpair_create(&p, s, &xo));
+	ASSERT_EQ(0, pair_create_ends(&p, s, &o));
 	ASSERT_EQ(0, buf_new(&l, s[0].pd, 3 * 4096, ACC_ALL));
 	ASSERT_EQ(0, buf_new(&r, s[1].pd, 3 * 4096, ACC_ALL));
 	fill_pattern(r.p + 4096, len, 0xc4ed);
@@ -1484,7 +1473,7 @@ TEST_F_TIMEOUT(rxe, credit_update_during_read, 120)
 	rd = mk_sge(&l, 4096, len);
 	/* The SEND takes sib's one receive: its ACK advertises no credit. */
 	ASSERT_EQ(0, post_recv_sges(p.qp[1], 1, &rs, 1));
-	xsend_checked(_metadata, &p, 1, 1, &ls);
+	send_checked(_metadata, &p, 1, 1, &ls);
 	ASSERT_EQ(0, fault_set("sibB", "classes", 8));	/* READ responses */
 	ASSERT_EQ(0, faults_on("sibB", &f));
 	ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_READ, 2, &rd, 1,
@@ -1504,8 +1493,8 @@ TEST_F_TIMEOUT(rxe, credit_update_during_read, 120)
 		  p.qp[0]->qp_num, ANY, NULL);
 	EXPECT_SAME(l.p + 4096, r.p + 4096, len, "read");
 	/* The QP goes on: a SEND into the receive posted. */
-	xsend_checked(_metadata, &p, 4, 3, &ls);
-	xpair_destroy(&p);
+	send_checked(_metadata, &p, 4, 3, &ls);
+	pair_destroy(&p);
 	buf_free(&l);
 	buf_free(&r);
 }

@@ -5,7 +5,7 @@
  * against rdma_rxe). Include after kselftest_harness.h and sib_pair_t.h:
  * run_stress() uses the harness' ASSERT macros.
  *
- * NPAIRS RC pairs, whose two ends may live on two devices (struct side),
+ * NPAIRS RC pairs, whose two ends may live on two devices (pair_end),
  * each with SLOTS operations in flight: SEND, WRITE, WRITE with
  * immediate, READ (random lengths with the edges of the MTU), compare
  * and swap on a word of the pair, fetch and add on one counter shared by
@@ -24,115 +24,23 @@
 
 #include "sib_pair_t.h"
 
-/* ---- a QP pair whose two ends may live on two devices ------------------- */
-
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	int gid;
-	const char *dev;
-};
-
-struct xpair {
-	struct ibv_cq *scq[2], *rcq[2];
-	struct ibv_qp *qp[2];
-};
-
-struct xopts {
-	uint32_t sq_wr, rq_wr;
-	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
-	uint32_t psn[2];
-	uint64_t send_ops;	/* not 0: QP 0 takes these ibv_wr_* */
-	int access;		/* qp_access_flags beyond the usual */
-};
-
-static int xqp_connect(struct ibv_qp *qp, const struct side *me,
-		       const struct side *peer, uint32_t dqpn,
-		       const struct xopts *o, uint32_t rq_psn, uint32_t sq_psn)
+/*
+ * The options of the engine's pairs (struct pair, whose two ends may live
+ * on two devices): @depth WRs each way, one SGE, 64 bytes inline, local
+ * write and remote access, ACK timeout @timeout, 7 retries and RNR
+ * retries, PSNs 0 (run_stress() sets its own).
+ */
+static inline void stress_opts(struct pair_opts *o, uint32_t depth,
+			       uint8_t timeout)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = (ACC_ALL & ~IBV_ACCESS_MW_BIND) | o->access,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = o->min_rnr_timer;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = me->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_query_gid(peer->ctx, 1, peer->gid, &a.ah_attr.grh.dgid) ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = o->timeout;
-	a.retry_cnt = o->retry_cnt;
-	a.rnr_retry = o->rnr_retry;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int xpair_create(struct xpair *p, struct side s[2],
-			const struct xopts *o)
-{
-	memset(p, 0, sizeof(*p));
-	for (int i = 0; i < 2; i++) {
-		struct ibv_qp_init_attr_ex ia = {
-			.qp_type = IBV_QPT_RC,
-			.cap = { .max_send_wr = o->sq_wr, .max_recv_wr = o->rq_wr,
-				 .max_send_sge = 1, .max_recv_sge = 1,
-				 .max_inline_data = 64 },
-			.comp_mask = IBV_QP_INIT_ATTR_PD |
-				     (o->send_ops && !i ?
-				      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0),
-			.pd = s[i].pd,
-			.send_ops_flags = i ? 0 : o->send_ops,
-		};
-
-		p->scq[i] = ibv_create_cq(s[i].ctx, 256, NULL, NULL, 0);
-		p->rcq[i] = ibv_create_cq(s[i].ctx, 256, NULL, NULL, 0);
-		if (!p->scq[i] || !p->rcq[i])
-			return -1;
-		ia.send_cq = p->scq[i];
-		ia.recv_cq = p->rcq[i];
-		p->qp[i] = ibv_create_qp_ex(s[i].ctx, &ia);
-		if (!p->qp[i])
-			return -1;
-	}
-	for (int i = 0; i < 2; i++)
-		if (xqp_connect(p->qp[i], &s[i], &s[!i], p->qp[!i]->qp_num, o,
-				o->psn[!i], o->psn[i]))
-			return -1;
-	return 0;
-}
-
-static void xpair_destroy(struct xpair *p)
-{
-	for (int i = 0; i < 2; i++)
-		if (p->qp[i])
-			ibv_destroy_qp(p->qp[i]);
-	for (int i = 0; i < 2; i++) {
-		if (p->scq[i])
-			ibv_destroy_cq(p->scq[i]);
-		if (p->rcq[i])
-			ibv_destroy_cq(p->rcq[i]);
-	}
-	memset(p, 0, sizeof(*p));
+	pair_default_opts(o);
+	o->sq_wr = depth;
+	o->rq_wr = depth;
+	o->max_sge = 1;
+	o->max_inline = 64;
+	o->access[0] = o->access[1] = ACC_ALL & ~IBV_ACCESS_MW_BIND;
+	o->timeout = timeout;
+	o->psn[0] = o->psn[1] = 0;
 }
 
 /* ---- the engine ------------------------------------------------------------ */
@@ -150,8 +58,8 @@ struct op_rec {
 };
 
 struct st_pair {
-	struct xpair p;
-	struct buf l, r;	/* l on side 0; r (slots, recv slots, CAS) on side 1 */
+	struct pair p;
+	struct buf l, r;	/* l at end 0; r (slots, receives, CAS) at end 1 */
 	struct op_rec op[SLOTS];
 	uint32_t posted, done, recvs;
 	uint64_t cas_val;
@@ -180,8 +88,9 @@ static uint64_t seq_tag(int k, uint32_t seq)
 	return (uint64_t)0x5e << 56 | (uint64_t)k << 32 | seq;
 }
 
-static void run_stress(struct __test_metadata *_metadata, struct side s[2],
-		       uint32_t total, uint64_t seed, const struct xopts *xo)
+static void run_stress(struct __test_metadata *_metadata,
+		       const struct pair_end s[2], uint32_t total,
+		       uint64_t seed, const struct pair_opts *po)
 {
 	struct st_pair *sp = calloc(NPAIRS, sizeof(*sp));
 	uint64_t *origs = calloc(total, 8), *adds = calloc(total, 8), sum = 0;
@@ -190,19 +99,16 @@ static void run_stress(struct __test_metadata *_metadata, struct side s[2],
 	struct buf ctr;
 	/* For bisecting: SIB_STRESS_KINDS (bit mask of OP_*), SIB_STRESS_TIMEOUT */
 	int kind_mask = getenv("SIB_STRESS_KINDS") ? atoi(getenv("SIB_STRESS_KINDS")) : 0;
-	struct xopts xo_env = *xo;
+	struct pair_opts o = *po;
 
 	if (getenv("SIB_STRESS_TIMEOUT"))
-		xo_env.timeout = atoi(getenv("SIB_STRESS_TIMEOUT"));
-	xo = &xo_env;
+		o.timeout = atoi(getenv("SIB_STRESS_TIMEOUT"));
 	ASSERT_NE(NULL, sp);
 	ASSERT_EQ(0, buf_new(&ctr, s[1].pd, 4096, ACC_ALL & ~IBV_ACCESS_MW_BIND));
 	for (int k = 0; k < NPAIRS; k++) {
-		struct xopts o = *xo;
-
 		o.psn[0] = 0xffff00 + k * 0x10;	/* cross the PSN wrap */
 		o.psn[1] = 0x1000 * (k + 1);
-		ASSERT_EQ(0, xpair_create(&sp[k].p, s, &o));
+		ASSERT_EQ(0, pair_create_ends(&sp[k].p, s, &o));
 		ASSERT_EQ(0, buf_new(&sp[k].l, s[0].pd, SLOTS * SLOT, ACC_ALL));
 		ASSERT_EQ(0, buf_new(&sp[k].r, s[1].pd, 2 * SLOTS * SLOT + 4096,
 				     ACC_ALL));
@@ -391,7 +297,7 @@ static void run_stress(struct __test_metadata *_metadata, struct side s[2],
 		EXPECT_STATE(sp[k].p.qp[0], IBV_QPS_RTS);
 		EXPECT_STATE(sp[k].p.qp[1], IBV_QPS_RTS);
 		EXPECT_TRUE(cq_quiet(sp[k].p.rcq[1], 0));
-		xpair_destroy(&sp[k].p);
+		pair_destroy(&sp[k].p);
 		buf_free(&sp[k].l);
 		buf_free(&sp[k].r);
 	}

@@ -578,7 +578,6 @@ static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
 	return sib_req_have_credit(qp, s);
 }
 
-/* One step for the WQE at req.idx; false when the requester must stop. */
 /*
  * Is the WQE at req.idx the oldest one not completed, once the completer
  * retired what it can? A local operation that must not pass the requests

@@ -66,7 +66,7 @@ void sib_qp_sched(struct sib_qp *qp)
  * meanwhile sets the pending bit, and the engines run again. Most passes
  * find the queue empty at least once, and under TCG the unlock that
  * turns interrupts back on was among the costliest steps of a small
- * message's chain (Documentation/benchmarks.md).
+ * message's chain (Documentation/performance.md).
  */
 static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 {

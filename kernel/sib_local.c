@@ -30,11 +30,11 @@
 /*
  * Queue a packet that may enter @dst (the caller's reference, consumed)
  * and have @dst's engines run: once, when the sending engine lets go, if
- * @defer is the running pass' (see sib_qp_drive()), otherwise on sib_wq.
+ * @pass is the running pass' (see sib_qp_drive()), otherwise on sib_wq.
  * Never here: the sender's engines are held.
  */
 static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
-			    struct sk_buff *skb, struct sib_pass *defer)
+			    struct sk_buff *skb, struct sib_pass *pass)
 {
 	if (skb_queue_len(&dst->rxq) >= SIB_RXQ_MAX) {
 		sib_count(sdev, SIB_CNT_RX_QUEUE_FULL);
@@ -46,7 +46,7 @@ static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
 	sib_count_n(sdev, SIB_CNT_RCVD_PKTS, sib_pkt(skb)->npkts);
 	trace_sib_pkt_recv(sdev, skb);
 	skb_queue_tail(&dst->rxq, skb);
-	if (defer && sib_defer_add(defer, dst))
+	if (pass && sib_pass_add(pass, dst))
 		return;
 	sib_qp_sched(dst);
 	sib_qp_put(dst);
@@ -59,7 +59,7 @@ static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
  * fault layer saw it (sib_deliver_local()).
  */
 void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
-		      struct sib_pass *defer)
+		      struct sib_pass *pass)
 {
 	struct sib_qp *dst;
 
@@ -81,7 +81,7 @@ void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	sib_local_queue(sdev, dst, skb, defer);
+	sib_local_queue(sdev, dst, skb, pass);
 }
 
 /*
@@ -153,12 +153,12 @@ void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb,
 			return;
 		}
 		if (!READ_ONCE(sdev->fault.active) && !sib_pkt(skb)->corrupt) {
-			sib_local_queue(sdev, dst, skb, qp->kick_defer);
+			sib_local_queue(sdev, dst, skb, qp->pass);
 			return;
 		}
 		sib_qp_put(dst);
 	}
-	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX, qp->kick_defer);
+	sib_rx_fault(sdev, skb, SIB_FAULT_TX | SIB_FAULT_RX, qp->pass);
 }
 
 /* ---- the local ACK register --------------------------------------------- */
@@ -224,7 +224,7 @@ bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn)
 		return false;
 	}
 	sib_count(sdev, SIB_CNT_LOCAL_ACKS);
-	if (qp->kick_defer && sib_defer_add(qp->kick_defer, dst))
+	if (qp->pass && sib_pass_add(qp->pass, dst))
 		return true;
 	sib_qp_sched(dst);
 	sib_qp_put(dst);

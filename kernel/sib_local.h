@@ -15,7 +15,7 @@ struct sib_qp;
 struct sk_buff;
 
 void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
-		      struct sib_pass *defer);
+		      struct sib_pass *pass);
 void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb,
 		       const struct sib_av *av);
 bool sib_ack_local(struct sib_qp *qp, u32 psn, u32 smsn);

@@ -14,7 +14,7 @@
  *
  * Locking. Packets are sent from the sending QP's engine, under its
  * @engine mutex, which guards its route cache; the routes themselves are
- * read under RCU. While packets go out, this CPU's sib_rx_defer points at
+ * read under RCU. While packets go out, this CPU's sib_cpu_pass points at
  * the pass (preemption off), for the receive softirq that runs inside
  * the transmission.
  */
@@ -49,25 +49,25 @@
  * call returns), like the local path does.
  * Anything received outside such a window goes to the work queue.
  */
-static DEFINE_PER_CPU(struct sib_pass *, sib_rx_defer);
+static DEFINE_PER_CPU(struct sib_pass *, sib_cpu_pass);
 
 static void sib_tx_flush(struct sib_pass *d);
 
 /**
- * sib_defer_tx - send the RoCEv2 packets a pass batched on @d
- * @d: the pass' defer; the QPs its packets reach (in the softirq that
+ * sib_pass_tx - send the RoCEv2 packets a pass batched on @d
+ * @d: the pass; the QPs its packets reach (in the softirq that
  *     runs inside the transmission) are parked on it
  *
  * Called at the end of each pass, with the QP's engine mutex held.
  */
-void sib_defer_tx(struct sib_pass *d)
+void sib_pass_tx(struct sib_pass *d)
 {
 	if (d->ntx)
 		sib_tx_flush(d);
 }
 
 /* Leave the QPs parked on @d to sib_wq, and drop their references. */
-static void sib_defer_sched(struct sib_pass *d)
+static void sib_pass_sched(struct sib_pass *d)
 {
 	unsigned int i;
 
@@ -82,9 +82,9 @@ static void sib_defer_sched(struct sib_pass *d)
 /* Receive path (softirq): run @qp's engines soon; consumes the reference. */
 void sib_rx_wake(struct sib_qp *qp)
 {
-	struct sib_pass *d = this_cpu_read(sib_rx_defer);
+	struct sib_pass *d = this_cpu_read(sib_cpu_pass);
 
-	if (d && sib_defer_add(d, qp))
+	if (d && sib_pass_add(d, qp))
 		return;
 	sib_qp_sched(qp);
 	sib_qp_put(qp);
@@ -349,8 +349,8 @@ static unsigned int sib_tx_out(struct sib_pass *park,
 
 	rcu_read_lock();
 	preempt_disable();
-	prev = this_cpu_read(sib_rx_defer);
-	this_cpu_write(sib_rx_defer, park);
+	prev = this_cpu_read(sib_cpu_pass);
+	this_cpu_write(sib_cpu_pass, park);
 	local_bh_disable();
 	for (i = 0; i < n; i++) {
 		skb = skbs[i];
@@ -369,7 +369,7 @@ static unsigned int sib_tx_out(struct sib_pass *park,
 			errs++;
 	}
 	local_bh_enable();
-	this_cpu_write(sib_rx_defer, prev);
+	this_cpu_write(sib_cpu_pass, prev);
 	preempt_enable();
 	rcu_read_unlock();
 	return errs;
@@ -479,7 +479,7 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 {
 	unsigned int batch = clamp_t(unsigned int, READ_ONCE(sib_wire_batch),
 				     1, SIB_TX_BATCH_MAX);
-	struct sib_pass defer, *d = qp->kick_defer;
+	struct sib_pass own, *d = qp->pass;
 	int ret;
 
 	ret = sib_xmit_prep(qp, skb, av);
@@ -496,11 +496,11 @@ static int sib_xmit(struct sib_qp *qp, struct sk_buff *skb,
 			sib_tx_flush(d);
 		return 0;
 	}
-	defer.n = 0;
-	defer.head = 0;
-	defer.ntx = 0;
-	ret = sib_tx_out(d ?: &defer, &skb, 1) ? -ENOBUFS : 0;
-	sib_defer_sched(&defer);
+	own.n = 0;
+	own.head = 0;
+	own.ntx = 0;
+	ret = sib_tx_out(d ?: &own, &skb, 1) ? -ENOBUFS : 0;
+	sib_pass_sched(&own);
 	return ret;
 }
 

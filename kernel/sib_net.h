@@ -18,7 +18,7 @@ bool sib_route_local(struct sib_qp *qp, const struct sib_av *av);
 void sib_pkt_send(struct sib_qp *qp, struct sk_buff *skb);
 void sib_pkt_send_av(struct sib_qp *qp, struct sk_buff *skb,
 		     const struct sib_av *av);
-void sib_defer_tx(struct sib_pass *d);
+void sib_pass_tx(struct sib_pass *d);
 bool sib_wire_busy(struct sib_qp *qp);
 void sib_tx_timer(struct timer_list *t);
 void sib_rx_wake(struct sib_qp *qp);

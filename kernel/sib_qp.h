@@ -376,8 +376,9 @@ struct sib_local_ack {
  * @route:	transmit route cache, under @engine
  * @kpoll_prod:	SQ producer index last seen by the doorbell suppression
  *		(sib_kpoll_set()), under @engine
- * @kick_defer:	while a pass runs, where the local path parks the QPs
- *		that it delivered packets to; under @engine
+ * @pass:	while a pass runs (sib_qp_pass()), that pass: where the
+ *		local path parks the QPs it delivered packets to, and
+ *		where sib_xmit() batches RoCEv2 packets; under @engine
  * @runner:	the task running the engines (sib_qp_run() to
  *		sib_qp_unlock()), or NULL; written under @engine
  */
@@ -429,7 +430,7 @@ struct sib_qp {
 	struct sib_resp resp;
 	struct sib_route route;
 	u32 kpoll_prod;
-	struct sib_pass *kick_defer;
+	struct sib_pass *pass;
 	struct task_struct *runner;
 };
 

@@ -36,10 +36,10 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb);
 
 /* Where the fault layer sends packets it held back (any context). */
 static void sib_deliver(struct sib_dev *sdev, struct sk_buff *skb,
-			struct sib_pass *defer)
+			struct sib_pass *pass)
 {
 	if (sib_pkt(skb)->local)
-		sib_accept_local(sdev, skb, defer);
+		sib_accept_local(sdev, skb, pass);
 	else
 		sib_accept_wire(sdev, skb);
 }
@@ -51,15 +51,15 @@ void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb)
 
 /* Let the fault layer act on a received (or locally sent) packet. */
 void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
-		  struct sib_pass *defer)
+		  struct sib_pass *pass)
 {
 	struct sk_buff *extra;
 
 	skb = sib_fault_apply(&sdev->fault, dir, skb, &extra, true);
 	if (skb)
-		sib_deliver(sdev, skb, defer);
+		sib_deliver(sdev, skb, pass);
 	if (extra)
-		sib_deliver(sdev, extra, defer);
+		sib_deliver(sdev, extra, pass);
 }
 
 /* ---- off the wire ---------------------------------------------------------- */

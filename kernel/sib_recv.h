@@ -14,7 +14,7 @@ struct sk_buff;
 
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb);
 void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
-		  struct sib_pass *defer);
+		  struct sib_pass *pass);
 void sib_fault_deliver(struct sib_dev *sdev, struct sk_buff *skb);
 
 #endif /* SIB_RECV_H */

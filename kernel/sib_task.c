@@ -76,8 +76,8 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
 }
 
 /**
- * sib_defer_add - park @qp on @d, to run once its owner holds no engine
- * @d:	the defer of the engines' run in progress (see sib_qp_drive())
+ * sib_pass_add - park @qp on @d, to run once its owner holds no engine
+ * @d:	the pass of the engines' run in progress (see sib_qp_drive())
  * @qp:	the QP, with a reference that @d takes over
  *
  * A QP parked already and not yet taken keeps its one entry (the extra
@@ -87,7 +87,7 @@ static struct sk_buff *sib_rxq_next(struct sib_qp *qp)
  * Return: true if @qp is parked; false if @d is full (the caller keeps
  * its reference).
  */
-bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp)
+bool sib_pass_add(struct sib_pass *d, struct sib_qp *qp)
 {
 	unsigned int i;
 
@@ -97,23 +97,23 @@ bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp)
 			return true;
 		}
 	}
-	if (d->n >= SIB_DEFER_MAX && d->head) {
+	if (d->n >= SIB_PASS_QP_MAX && d->head) {
 		d->n -= d->head;
 		memmove(d->qp, d->qp + d->head, d->n * sizeof(d->qp[0]));
 		d->head = 0;
 	}
-	if (d->n >= SIB_DEFER_MAX)
+	if (d->n >= SIB_PASS_QP_MAX)
 		return false;
 	d->qp[d->n++] = qp;
 	return true;
 }
 
 /* Park @qp itself on @d, behind the QPs there; false if @d is full. */
-static bool sib_defer_self(struct sib_qp *qp, struct sib_pass *d)
+static bool sib_pass_add_self(struct sib_qp *qp, struct sib_pass *d)
 {
 	if (!refcount_inc_not_zero(&qp->ref))
 		return true;	/* being destroyed: nothing to run */
-	if (sib_defer_add(d, qp))
+	if (sib_pass_add(d, qp))
 		return true;
 	sib_qp_put(qp);
 	return false;
@@ -126,7 +126,7 @@ static bool sib_defer_self(struct sib_qp *qp, struct sib_pass *d)
  */
 static void sib_qp_yield(struct sib_qp *qp)
 {
-	if (!sib_defer_self(qp, qp->kick_defer))
+	if (!sib_pass_add_self(qp, qp->pass))
 		sib_qp_sched(qp);
 }
 
@@ -191,17 +191,17 @@ static void __sib_qp_pass(struct sib_qp *qp)
 /*
  * One pass, with @d for the packets it sends: the QPs that it delivers
  * local packets to are parked on @d, each once, and run after this QP's
- * engines are released (sib_defer_drain()): the receiving engine then
+ * engines are released (sib_pass_drain()): the receiving engine then
  * takes all of them in one run, instead of one run (lock, pass, unlock)
  * per packet. The RoCEv2 packets it batched go out before the pass ends.
  */
 static void sib_qp_pass(struct sib_qp *qp, struct sib_pass *d)
 {
 	lockdep_assert_held(&qp->engine);
-	qp->kick_defer = d;
+	qp->pass = d;
 	__sib_qp_pass(qp);
-	qp->kick_defer = NULL;
-	sib_defer_tx(d);
+	qp->pass = NULL;
+	sib_pass_tx(d);
 }
 
 /*
@@ -296,7 +296,7 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_pass *d)
 		 * first, and this QP runs again after them, as on a wire
 		 * the peer answers between two bursts of the sender.
 		 */
-		if (d->n > d->head && sib_defer_self(qp, d))
+		if (d->n > d->head && sib_pass_add_self(qp, d))
 			return;
 		if (!mutex_trylock(&qp->engine))
 			return;
@@ -304,7 +304,7 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_pass *d)
 	}
 }
 
-/* Engine runs that one caller makes for the QPs parked on its defer. */
+/* Engine runs that one caller makes for the QPs parked on its pass. */
 #define SIB_DRAIN_RUNS	64
 
 /*
@@ -316,7 +316,7 @@ static void sib_qp_unlock(struct sib_qp *qp, struct sib_pass *d)
  * whose engines someone else holds is theirs to run: they see its
  * pending bit when they unlock. Consumes the references parked on @d.
  */
-static void sib_defer_drain(struct sib_pass *d)
+static void sib_pass_drain(struct sib_pass *d)
 {
 	unsigned int runs = SIB_DRAIN_RUNS;
 	struct sib_qp *qp;
@@ -343,7 +343,7 @@ static void sib_defer_drain(struct sib_pass *d)
 
 /*
  * Run @qp's engines, whose mutex the caller took, release them, then run
- * the engines of the QPs they delivered to (sib_defer_drain()). Every
+ * the engines of the QPs they delivered to (sib_pass_drain()). Every
  * run of the engines starts here, so no engine ever runs nested inside
  * another, however the QPs chain: the kernel stack holds one engine.
  */
@@ -353,7 +353,7 @@ static void sib_qp_drive(struct sib_qp *qp)
 
 	sib_qp_run(qp, &d);
 	sib_qp_unlock(qp, &d);
-	sib_defer_drain(&d);
+	sib_pass_drain(&d);
 }
 
 /*

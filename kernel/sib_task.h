@@ -15,7 +15,7 @@ struct sk_buff;
 struct work_struct;
 
 /* QPs to kick later, in process context (sib_task.c). */
-#define SIB_DEFER_MAX		16
+#define SIB_PASS_QP_MAX		16
 /* RoCEv2 packets of one pass sent together, at most (sib_net.c). */
 #define SIB_TX_BATCH_MAX	16
 
@@ -36,20 +36,20 @@ struct work_struct;
  * them, one at a time, once it holds no engine. A wire transmission
  * outside a pass (sib_xmit()) has one of its own, whose QPs go to
  * sib_wq. Only the pass running touches @tx and @tx_sdev, under its QP's
- * engine mutex, and sends them before it ends (sib_defer_tx()); @n and
+ * engine mutex, and sends them before it ends (sib_pass_tx()); @n and
  * @qp are also written by the receive softirq of the owner's CPU, while
  * the owner has it installed there (preemption off).
  */
 struct sib_pass {
 	unsigned int n;
 	unsigned int head;
-	struct sib_qp *qp[SIB_DEFER_MAX];
+	struct sib_qp *qp[SIB_PASS_QP_MAX];
 	unsigned int ntx;
 	struct sk_buff *tx[SIB_TX_BATCH_MAX];
 	struct sib_dev *tx_sdev;
 };
 
-bool sib_defer_add(struct sib_pass *d, struct sib_qp *qp);
+bool sib_pass_add(struct sib_pass *d, struct sib_qp *qp);
 void sib_qp_sched(struct sib_qp *qp);
 void sib_qp_kick(struct sib_qp *qp);
 void sib_qp_run_sync(struct sib_qp *qp);

@@ -555,27 +555,30 @@ go:
 	return true;
 }
 
-/* May the WQE at req.idx start or go on now? */
-static bool sib_req_may_send(struct sib_qp *qp, struct sib_swqe *s)
+/* May the WQE at req.idx start or go on now? If not, what it waits for. */
+static enum sib_req_wait sib_req_may_send(struct sib_qp *qp,
+					  struct sib_swqe *s)
 {
 	u8 op = s->wr->opcode;
 	u32 limit = max_t(u32, qp->attr.max_rd_atomic, 1);
 
 	if (!s->sent && sib_qp_state(qp) == IB_QPS_SQD)
-		return false;
+		return SIB_REQ_WAIT_SQD;
 	if (qp->req.probe && qp->req.idx != qp->req.probe_idx)
-		return false;
+		return SIB_REQ_WAIT_PROBE;
 	if (!s->sent && (s->wr->send_flags & IB_SEND_FENCE) &&
 	    qp->req.rd_atomic)
-		return false;
+		return SIB_REQ_WAIT_FENCE;
 	if (sib_op_takes_rd_res(op) && qp->req.rd_atomic >= limit)
-		return false;
+		return SIB_REQ_WAIT_RD_ATOMIC;
 	if (sib_qp_type(qp) != IB_QPT_RC)
-		return true;	/* no ACKs: no window, no credits */
+		return SIB_REQ_GO;	/* no ACKs: no window, no credits */
 	if (sib_psn_cmp(qp->req.psn,
 			sib_psn_add(qp->comp.psn, SIB_MAX_INFLIGHT)) >= 0)
-		return false;
-	return sib_req_have_credit(qp, s);
+		return SIB_REQ_WAIT_WINDOW;
+	if (!sib_req_have_credit(qp, s))
+		return SIB_REQ_WAIT_CREDIT;
+	return SIB_REQ_GO;
 }
 
 /*
@@ -603,8 +606,10 @@ static bool sib_req_reg_mr(struct sib_qp *qp, struct sib_swqe *s)
 {
 	int ret;
 
-	if ((s->wr->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+	if ((s->wr->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic) {
+		trace_sib_req_wait(qp, s, SIB_REQ_WAIT_FENCE);
 		return false;
+	}
 	ret = sib_mr_fast_reg(qp->sdev, qp->ib_qp.pd, s->wr);
 	if (ret && !sib_req_is_oldest(qp))
 		return false;
@@ -617,6 +622,7 @@ static bool sib_req_reg_mr(struct sib_qp *qp, struct sib_swqe *s)
 static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 {
 	u8 op = s->wr->opcode;
+	enum sib_req_wait wait;
 	int ret;
 
 	if (s->state == SIB_SWQE_DONE) {
@@ -631,7 +637,12 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 			return false;	/* wait for what precedes it */
 		sib_req_local(qp, s);
 	} else {
-		if (!sib_req_may_send(qp, s) || sib_wire_busy(qp))
+		wait = sib_req_may_send(qp, s);
+		if (wait != SIB_REQ_GO) {
+			trace_sib_req_wait(qp, s, wait);
+			return false;
+		}
+		if (sib_wire_busy(qp))
 			return false;
 		if (sib_qp_type(qp) == IB_QPT_UD)
 			ret = sib_ud_send(qp, s);

@@ -29,6 +29,7 @@
 #include "sib_cq.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_req.h"
 #include "sib_resp.h"
 #include "sib_resp_credit.h"
 
@@ -141,6 +142,15 @@
 	EM(IB_QPS_SQE, "SQE")						\
 	EME(IB_QPS_ERR, "ERR")
 
+#define sib_show_req_waits						\
+	EM(SIB_REQ_GO, "go")						\
+	EM(SIB_REQ_WAIT_SQD, "sqd")					\
+	EM(SIB_REQ_WAIT_PROBE, "probe")					\
+	EM(SIB_REQ_WAIT_FENCE, "fence")					\
+	EM(SIB_REQ_WAIT_RD_ATOMIC, "rd_atomic")				\
+	EM(SIB_REQ_WAIT_WINDOW, "window")				\
+	EME(SIB_REQ_WAIT_CREDIT, "credit")
+
 #define sib_show_resp_verdicts						\
 	EM(SIB_RV_OK, "ok")						\
 	EM(SIB_RV_DUP, "duplicate")					\
@@ -198,6 +208,7 @@ sib_show_wr_opcodes
 sib_show_wc_opcodes
 sib_show_wc_status
 sib_show_qp_states
+sib_show_req_waits
 sib_show_resp_verdicts
 sib_show_comp_verdicts
 sib_show_drop_reasons
@@ -400,6 +411,44 @@ TRACE_EVENT(sib_cqe,
 		  sib_wc_opcode_name(__entry->opcode),
 		  sib_wc_status_name(__entry->status), __entry->byte_len,
 		  __entry->posted ? "" : " overrun")
+);
+
+/* ---- the requester ------------------------------------------------------ */
+
+/*
+ * The requester stops at the WQE at @s, which may not go yet, for
+ * @wait; it sends again when an ACK, a completion, a credit update or a
+ * timer runs the engines.
+ */
+TRACE_EVENT(sib_req_wait,
+	TP_PROTO(struct sib_qp *qp, const struct sib_swqe *s,
+		 enum sib_req_wait wait),
+	TP_ARGS(qp, s, wait),
+	TP_STRUCT__entry(
+		SIB_DEV_ENTRY(qp->sdev)
+		__field(u32, qpn)
+		__field(u32, idx)
+		__field(u32, psn)
+		__field(u32, comp_psn)
+		__field(u32, rd_atomic)
+		__field(u32, wait)
+		__field(u8, opcode)
+	),
+	TP_fast_assign(
+		SIB_DEV_ASSIGN(qp->sdev);
+		__entry->qpn = sib_qpn(qp);
+		__entry->idx = qp->req.idx;
+		__entry->psn = qp->req.psn;
+		__entry->comp_psn = qp->comp.psn;
+		__entry->rd_atomic = qp->req.rd_atomic;
+		__entry->wait = wait;
+		__entry->opcode = s->wr->opcode;
+	),
+	TP_printk("dev=%s qpn=%u idx=%u op=%s wait=%s psn=%u unacked=%u rd_atomic=%u",
+		  __get_str(dev), __entry->qpn, __entry->idx,
+		  sib_wr_opcode_name(__entry->opcode),
+		  __print_symbolic(__entry->wait, sib_show_req_waits),
+		  __entry->psn, __entry->comp_psn, __entry->rd_atomic)
 );
 
 /* ---- the responder ------------------------------------------------------ */

@@ -1345,9 +1345,9 @@ TEST_F(rc, trace_fault_drop)
  * can tell (sib sends the WRITE at once without the fence).
  */
 static int fence_run(struct __test_metadata *_metadata, struct pair *p,
-		     struct buf *l, struct buf *r, bool fence, uint32_t seed)
+		     struct buf *l, struct buf *r, bool fence, uint32_t seed,
+		     uint32_t len)
 {
-	const uint32_t len = 256 * 1024;
 	struct ibv_sge ls = mk_sge(l, 0, len);
 	struct ibv_send_wr w[2] = { };
 
@@ -1380,14 +1380,50 @@ TEST_F(rc, fence_read_then_write)
 	int ok;
 
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, NULL));
-	ok = fence_run(_metadata, &p, &self->l, &self->r, false, 1);
+	ok = fence_run(_metadata, &p, &self->l, &self->r, false, 1,
+		       256 * 1024);
 	TH_LOG("without the fence the WRITE carried %s data", ok == 1 ?
 	       "the READ's" : "stale");
 	for (int i = 0; i < 5; i++) {
 		EXPECT_EQ(1, fence_run(_metadata, &p, &self->l, &self->r, true,
-				       10 + i)) TH_LOG("fenced run %d", i);
+				       10 + i, 256 * 1024))
+			TH_LOG("fenced run %d", i);
 	}
 	pair_destroy(&p);
+}
+
+/*
+ * Why the requester waits: a READ, then a fenced WRITE posted with it.
+ * The READ goes; the WRITE waits (sib_req_wait wait=fence, one READ
+ * outstanding) until the READ's response came, and goes after it.
+ */
+TEST_F(rc, trace_req_wait)
+{
+	uint32_t q0 = self->qpn[0], q1 = self->qpn[1];
+	struct trace_log log;
+	int i, j;
+
+	TRACE_ON();
+	EXPECT_EQ(1, fence_run(_metadata, &self->p, &self->l, &self->r, true,
+			       7, 512));
+	ASSERT_EQ(0, tfs_write("events/sib/enable", "0"));
+	trace_read(&log);
+	ASSERT_LT(0, log.n) TH_LOG("no sib events recorded");
+	TSTEP(i, 0, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_READ_REQUEST");
+	TSTEP(i, i, "sib_req_wait", kv("qpn", q0), "op=WRITE", "wait=fence",
+	      "rd_atomic=1");
+	TSTEP(j, i, "sib_comp_verdict", kv("qpn", q0),
+	      "op=RC_READ_RESPONSE_ONLY", "verdict=resp");
+	TSTEP(j, j, "sib_pkt_send", kv("qpn", q0), kv("dqpn", q1),
+	      "op=RC_WRITE_ONLY");
+	/* nothing else made it wait */
+	EXPECT_EQ(-1, tfind(&log, 0, "sib_req_wait", "wait=window", NULL));
+	EXPECT_EQ(-1, tfind(&log, 0, "sib_req_wait", "wait=credit", NULL));
+	if (!_metadata->passed || getenv("SIB_TRACE_DUMP"))
+		trace_dump(&log);
+	trace_log_free(&log);
+	trace_restore();
 }
 
 /* FETCH_ADD's result, then a fenced SEND of it: the original value goes. */

@@ -37,9 +37,7 @@ static void sib_local_queue(struct sib_dev *sdev, struct sib_qp *dst,
 			    struct sk_buff *skb, struct sib_pass *pass)
 {
 	if (skb_queue_len(&dst->rxq) >= SIB_RXQ_MAX) {
-		sib_count(sdev, SIB_CNT_RX_QUEUE_FULL);
-		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_RX_QUEUE_FULL);
-		kfree_skb(skb);
+		sib_rx_drop(sdev, skb, sib_pkt(skb), SIB_RX_QUEUE_FULL);
 		sib_qp_put(dst);
 		return;
 	}
@@ -65,9 +63,7 @@ void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 
 	if (sib_pkt(skb)->corrupt) {
 		/* An injected corruption: the ICRC check would fail. */
-		sib_count(sdev, SIB_CNT_ICRC_ERRORS);
-		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_ICRC_ERRORS);
-		kfree_skb(skb);
+		sib_rx_drop(sdev, skb, sib_pkt(skb), SIB_RX_ICRC_ERROR);
 		return;
 	}
 	if (sib_pkt(skb)->qpn == IB_MULTICAST_QPN) {
@@ -76,9 +72,7 @@ void sib_accept_local(struct sib_dev *sdev, struct sk_buff *skb,
 	}
 	dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!dst) {
-		sib_count(sdev, SIB_CNT_UNKNOWN_QPN);
-		trace_sib_pkt_drop(sdev, sib_pkt(skb), SIB_CNT_UNKNOWN_QPN);
-		kfree_skb(skb);
+		sib_rx_drop(sdev, skb, sib_pkt(skb), SIB_RX_UNKNOWN_QPN);
 		return;
 	}
 	sib_local_queue(sdev, dst, skb, pass);
@@ -112,19 +106,20 @@ static bool sib_local_peer_ok(struct sib_qp *qp, const struct sib_av *av,
 
 /*
  * May @dst take @skb of @qp (to @av)? From its peer, no payload above its
- * path MTU (a local burst's length is the responder's to check). Returns
- * the counter to bump, or SIB_NUM_CNT.
+ * path MTU (a local burst's length is the responder's to check).
  */
-static unsigned int sib_local_check(struct sib_qp *qp, const struct sib_av *av,
-				    struct sib_qp *dst, struct sk_buff *skb)
+static enum sib_rx_verdict sib_local_check(struct sib_qp *qp,
+					   const struct sib_av *av,
+					   struct sib_qp *dst,
+					   struct sk_buff *skb)
 {
 	const struct sib_pkt *pkt = sib_pkt(skb);
 
 	if (!sib_local_peer_ok(qp, av, dst))
-		return SIB_CNT_UNKNOWN_QPN;
+		return SIB_RX_UNKNOWN_QPN;
 	if (pkt->npkts == 1 && pkt->paylen > READ_ONCE(dst->mtu))
-		return SIB_CNT_HDR_ERRORS;
-	return SIB_NUM_CNT;
+		return SIB_RX_HDR_ERROR;
+	return SIB_RX_ACCEPT;
 }
 
 /*
@@ -136,18 +131,16 @@ void sib_deliver_local(struct sib_qp *qp, struct sk_buff *skb,
 		       const struct sib_av *av)
 {
 	struct sib_dev *sdev = qp->sdev;
+	enum sib_rx_verdict v;
 	struct sib_qp *dst;
-	unsigned int err;
 
 	sib_pkt(skb)->local = true;
 	if (sib_pkt(skb)->qpn != IB_MULTICAST_QPN) {
 		dst = sib_qp_get(sdev, sib_pkt(skb)->qpn);
-		err = dst ? sib_local_check(qp, av, dst, skb) :
-		      SIB_CNT_UNKNOWN_QPN;
-		if (err != SIB_NUM_CNT) {
-			sib_count(sdev, err);
-			trace_sib_pkt_drop(sdev, sib_pkt(skb), err);
-			kfree_skb(skb);
+		v = dst ? sib_local_check(qp, av, dst, skb) :
+		    SIB_RX_UNKNOWN_QPN;
+		if (v != SIB_RX_ACCEPT) {
+			sib_rx_drop(sdev, skb, sib_pkt(skb), v);
 			if (dst)
 				sib_qp_put(dst);
 			return;

@@ -28,6 +28,7 @@
 #include "sib_mcast.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_recv.h"
 #include "sib_task.h"
 
 /**
@@ -237,32 +238,32 @@ static u32 sib_mcast_qpns(struct sib_dev *sdev, const union ib_gid *dgid,
 	return n;
 }
 
-/* Queue a copy of @skb to QP @qpn; returns the counter to bump. */
-static unsigned int sib_mcast_to_qp(struct sib_dev *sdev, struct sk_buff *skb,
-				    u32 qpn)
+/* Queue a copy of @skb to QP @qpn, if it takes it. */
+static enum sib_rx_verdict sib_mcast_to_qp(struct sib_dev *sdev,
+					   struct sk_buff *skb, u32 qpn)
 {
-	unsigned int err = SIB_CNT_RCVD_PKTS;
+	enum sib_rx_verdict v = SIB_RX_ACCEPT;
 	struct sk_buff *copy;
 	struct sib_qp *qp;
 
 	qp = sib_qp_get(sdev, qpn);
 	if (!qp)
-		return SIB_CNT_UNKNOWN_QPN;
+		return SIB_RX_UNKNOWN_QPN;
 	if (sib_qp_type(qp) != IB_QPT_UD)
-		err = SIB_CNT_UNKNOWN_QPN;
+		v = SIB_RX_UNKNOWN_QPN;
 	else if (sib_pkt(skb)->paylen > qp->mtu)
-		err = SIB_CNT_HDR_ERRORS;
+		v = SIB_RX_HDR_ERROR;
 	else if (skb_queue_len(&qp->rxq) >= SIB_RXQ_MAX)
-		err = SIB_CNT_RX_QUEUE_FULL;
-	copy = err == SIB_CNT_RCVD_PKTS ? skb_clone(skb, GFP_ATOMIC) : NULL;
+		v = SIB_RX_QUEUE_FULL;
+	copy = v == SIB_RX_ACCEPT ? skb_clone(skb, GFP_ATOMIC) : NULL;
 	if (copy) {
 		skb_queue_tail(&qp->rxq, copy);
 		sib_qp_sched(qp);
-	} else if (err == SIB_CNT_RCVD_PKTS) {
-		err = SIB_CNT_RX_QUEUE_FULL;
+	} else if (v == SIB_RX_ACCEPT) {
+		v = SIB_RX_QUEUE_FULL;
 	}
 	sib_qp_put(qp);
-	return err;
+	return v;
 }
 
 /**
@@ -288,6 +289,6 @@ void sib_mcast_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 	skb_scrub_packet(skb, true);
 	skb->dev = NULL;
 	for (i = 0; i < n; i++)
-		sib_count(sdev, sib_mcast_to_qp(sdev, skb, qpn[i]));
+		sib_count(sdev, sib_rx_cnt(sib_mcast_to_qp(sdev, skb, qpn[i])));
 	kfree_skb(skb);
 }

@@ -62,6 +62,44 @@ void sib_rx_fault(struct sib_dev *sdev, struct sk_buff *skb, u32 dir,
 		sib_deliver(sdev, extra, pass);
 }
 
+/* The counter of each verdict (struct rdma_hw_stats, sib_verbs.c). */
+static const unsigned int sib_rx_cnts[] = {
+	[SIB_RX_ACCEPT]		= SIB_CNT_RCVD_PKTS,
+	[SIB_RX_ICRC_ERROR]	= SIB_CNT_ICRC_ERRORS,
+	[SIB_RX_HDR_ERROR]	= SIB_CNT_HDR_ERRORS,
+	[SIB_RX_UNKNOWN_QPN]	= SIB_CNT_UNKNOWN_QPN,
+	[SIB_RX_QUEUE_FULL]	= SIB_CNT_RX_QUEUE_FULL,
+};
+
+/**
+ * sib_rx_cnt - the counter of a packet given a verdict
+ * @v:	the verdict
+ *
+ * Return: the SIB_CNT_ index that counts such packets: rcvd_pkts for
+ * SIB_RX_ACCEPT, the drop's reason otherwise.
+ */
+unsigned int sib_rx_cnt(enum sib_rx_verdict v)
+{
+	return sib_rx_cnts[v];
+}
+
+/**
+ * sib_rx_drop - refuse a packet: count it, trace it, free it
+ * @sdev:	the device that refuses it
+ * @skb:	the packet (consumed)
+ * @pkt:	its parsed headers, or NULL if they were not parsed yet
+ * @v:		why, not SIB_RX_ACCEPT
+ */
+void sib_rx_drop(struct sib_dev *sdev, struct sk_buff *skb,
+		 const struct sib_pkt *pkt, enum sib_rx_verdict v)
+{
+	unsigned int cnt = sib_rx_cnt(v);
+
+	sib_count(sdev, cnt);
+	trace_sib_pkt_drop(sdev, pkt, cnt);
+	kfree_skb(skb);
+}
+
 /* ---- off the wire ---------------------------------------------------------- */
 
 /*
@@ -98,24 +136,24 @@ static bool sib_rcv_addr_ok(struct sk_buff *skb, const struct sib_av *av)
 
 /*
  * May @qp take this packet? A connected QP only from its peer, and no
- * payload above its path MTU; a UD QP checks the Q_Key itself. Returns
- * the counter to bump, or SIB_NUM_CNT if all is well.
+ * payload above its path MTU; a UD QP checks the Q_Key itself.
  */
-static unsigned int sib_rcv_qp_check(struct sib_qp *qp, struct sk_buff *skb)
+static enum sib_rx_verdict sib_rcv_qp_check(struct sib_qp *qp,
+					    struct sk_buff *skb)
 {
-	unsigned int ret = SIB_NUM_CNT;
+	enum sib_rx_verdict v = SIB_RX_ACCEPT;
 	unsigned long flags;
 
 	if (sib_qp_type(qp) == IB_QPT_UD)
-		return sib_pkt(skb)->paylen > qp->mtu ? SIB_CNT_HDR_ERRORS :
-		       SIB_NUM_CNT;
+		return sib_pkt(skb)->paylen > qp->mtu ? SIB_RX_HDR_ERROR :
+		       SIB_RX_ACCEPT;
 	spin_lock_irqsave(&qp->state_lock, flags);
 	if (!sib_rcv_addr_ok(skb, &qp->av))
-		ret = SIB_CNT_UNKNOWN_QPN;
+		v = SIB_RX_UNKNOWN_QPN;
 	else if (sib_pkt(skb)->paylen > qp->mtu)
-		ret = SIB_CNT_HDR_ERRORS;
+		v = SIB_RX_HDR_ERROR;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
-	return ret;
+	return v;
 }
 
 /*
@@ -124,10 +162,9 @@ static unsigned int sib_rcv_qp_check(struct sib_qp *qp, struct sk_buff *skb)
  * with the padded payload. The packet is not linearised: the IP, UDP and
  * transport headers are pulled into the linear part, the payload stays
  * where it is (page fragments of a veth peer's packet, say) until the
- * engines copy it into the target memory. Returns the counter to bump on
- * failure, or SIB_NUM_CNT.
+ * engines copy it into the target memory.
  */
-static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
+static enum sib_rx_verdict sib_rcv_unwrap(struct sk_buff *skb)
 {
 	__le32 icrc;
 
@@ -135,17 +172,17 @@ static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
 		       SIB_ICRC_LEN ||
 	    !pskb_may_pull(skb, sizeof(struct udphdr) + sizeof(struct sib_bth)) ||
 	    !sib_rcv_ip_ok(skb))
-		return SIB_CNT_HDR_ERRORS;
+		return SIB_RX_HDR_ERROR;
 	if (skb_copy_bits(skb, skb->len - SIB_ICRC_LEN, &icrc, sizeof(icrc)))
-		return SIB_CNT_HDR_ERRORS;
+		return SIB_RX_HDR_ERROR;
 	if (le32_to_cpu(icrc) != sib_icrc(skb))
-		return SIB_CNT_ICRC_ERRORS;
+		return SIB_RX_ICRC_ERROR;
 	__skb_pull(skb, sizeof(struct udphdr));
 	if (pskb_trim(skb, skb->len - SIB_ICRC_LEN))
-		return SIB_CNT_HDR_ERRORS;
+		return SIB_RX_HDR_ERROR;
 	if (sib_pkt_parse(skb))
-		return SIB_CNT_HDR_ERRORS;
-	return SIB_NUM_CNT;
+		return SIB_RX_HDR_ERROR;
+	return SIB_RX_ACCEPT;
 }
 
 /**
@@ -160,14 +197,12 @@ static unsigned int sib_rcv_unwrap(struct sk_buff *skb)
  */
 void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 {
-	unsigned int err;
+	enum sib_rx_verdict v;
 
 	sib_cap_wire_rx(sdev, skb);
-	err = sib_rcv_unwrap(skb);
-	if (err != SIB_NUM_CNT) {
-		sib_count(sdev, err);
-		trace_sib_pkt_drop(sdev, NULL, err);
-		kfree_skb(skb);
+	v = sib_rcv_unwrap(skb);
+	if (v != SIB_RX_ACCEPT) {
+		sib_rx_drop(sdev, skb, NULL, v);
 		return;
 	}
 	sib_rx_fault(sdev, skb, SIB_FAULT_RX, NULL);
@@ -176,11 +211,11 @@ void sib_pkt_rcv(struct sib_dev *sdev, struct sk_buff *skb)
 /* A packet whose framing, ICRC and headers are good: to its QP. */
 static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 {
-	unsigned int err;
+	enum sib_rx_verdict v;
 	struct sib_qp *qp;
 
 	if (sib_pkt(skb)->corrupt) {
-		err = SIB_CNT_ICRC_ERRORS;
+		v = SIB_RX_ICRC_ERROR;
 		goto drop;
 	}
 	if (sib_pkt(skb)->qpn == IB_MULTICAST_QPN) {
@@ -189,13 +224,13 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 	}
 	qp = sib_qp_get(sdev, sib_pkt(skb)->qpn);
 	if (!qp) {
-		err = SIB_CNT_UNKNOWN_QPN;
+		v = SIB_RX_UNKNOWN_QPN;
 		goto drop;
 	}
-	err = sib_rcv_qp_check(qp, skb);
-	if (err == SIB_NUM_CNT && skb_queue_len(&qp->rxq) >= SIB_RXQ_MAX)
-		err = SIB_CNT_RX_QUEUE_FULL;
-	if (err != SIB_NUM_CNT) {
+	v = sib_rcv_qp_check(qp, skb);
+	if (v == SIB_RX_ACCEPT && skb_queue_len(&qp->rxq) >= SIB_RXQ_MAX)
+		v = SIB_RX_QUEUE_FULL;
+	if (v != SIB_RX_ACCEPT) {
 		sib_qp_put(qp);
 		goto drop;
 	}
@@ -209,7 +244,5 @@ static void sib_accept_wire(struct sib_dev *sdev, struct sk_buff *skb)
 	return;
 
 drop:
-	sib_count(sdev, err);
-	trace_sib_pkt_drop(sdev, sib_pkt(skb), err);
-	kfree_skb(skb);
+	sib_rx_drop(sdev, skb, sib_pkt(skb), v);
 }

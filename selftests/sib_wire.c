@@ -1220,7 +1220,7 @@ TEST_F_TIMEOUT(rxe, port_owned, 300)
 		EXPECT_FALSE(ibdev_exists("rxeX"));
 		shq("rdma link del rxeX; rmmod rdma_rxe");
 	}
-	/* sib's device works on: its port was never taken over. */
+	/* sib's device is still there. */
 	EXPECT_TRUE(ibdev_exists("sibX"));
 	EXPECT_EQ(0, nl_dellink("sibX"));
 }

@@ -13,10 +13,14 @@
  *     classes                          opcode classes (enum sib_fault_class)
  *     seed                             writing it restarts the sequence
  *     injected_{drop,dup,...}          how many faults were injected
+ *     lookup_delay_us                  a test hook: QP and SRQ lookups
+ *                                      wait this long before they take
+ *                                      their reference
  *
  * Documentation/fault-injection.md explains the choice of debugfs.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
 
@@ -263,6 +267,23 @@ static int sib_fault_active_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(sib_fault_active_fops, sib_fault_active_get,
 			 sib_fault_active_set, "%llu\n");
 
+void sib_fault_lookup_wait(u32 us)
+{
+	if (us >= 1000)
+		mdelay(us / 1000);
+	udelay(us % 1000);
+}
+
+static int sib_fault_lookup_delay_set(void *data, u64 val)
+{
+	if (val > SIB_FAULT_LOOKUP_DELAY_MAX)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(sib_fault_lookup_delay_fops, sib_fault_knob_get,
+			 sib_fault_lookup_delay_set, "%llu\n");
+
 static const char * const sib_fi_names[SIB_FI_NUM] = {
 	[SIB_FI_DROP] = "injected_drop",
 	[SIB_FI_DUP] = "injected_dup",
@@ -293,6 +314,8 @@ static void sib_fault_debugfs(struct sib_fault *f, const char *name)
 	debugfs_create_file("classes", 0600, dir, &f->classes,
 			    &sib_fault_knob_fops);
 	debugfs_create_file("seed", 0600, dir, f, &sib_fault_seed_fops);
+	debugfs_create_file("lookup_delay_us", 0600, dir, &f->lookup_delay_us,
+			    &sib_fault_lookup_delay_fops);
 	for (i = 0; i < SIB_FI_NUM; i++)
 		debugfs_create_u64(sib_fi_names[i], 0400, dir, &f->injected[i]);
 }

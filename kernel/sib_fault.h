@@ -84,6 +84,12 @@ enum sib_fault_injected {
  * @dying:	the device is going away: hold and delay nothing more, so
  *		that no timer is armed after sib_fault_fini() stopped them;
  *		set under @lock
+ * @lookup_delay_us: a test hook for lifetime races, not a packet fault:
+ *		how long a QP or SRQ lookup waits between finding the object
+ *		and taking its reference (sib_fault_lookup_delay()); 0 (no
+ *		wait) at first, at most %SIB_FAULT_LOOKUP_DELAY_MAX. Works
+ *		whether or not @active is set. Written with WRITE_ONCE() by
+ *		debugfs, read with READ_ONCE()
  */
 struct sib_fault {
 	spinlock_t lock;	/* see above */
@@ -107,7 +113,34 @@ struct sib_fault {
 	u64 injected[SIB_FI_NUM];
 	struct dentry *dir_dentry;
 	bool dying;
+	u32 lookup_delay_us;
 };
+
+/*
+ * The longest lookup_delay_us, in microseconds: it busy-waits, in softirq
+ * too. Long enough for a QP's whole destroy on a debug kernel under TCG.
+ */
+#define SIB_FAULT_LOOKUP_DELAY_MAX	100000
+
+void sib_fault_lookup_wait(u32 us);
+
+/**
+ * sib_fault_lookup_delay() - widen a lookup's race window, if asked to
+ * @f: the device's fault state
+ *
+ * Called by the QP and SRQ lookups inside their RCU read-side section,
+ * between finding the object and taking its reference: the window in
+ * which only the grace period that destroy waits for keeps the object's
+ * memory alive. A test makes it long enough to hit (life.destroy_during_lookup
+ * in sib_trust). One load and a branch when off.
+ */
+static inline void sib_fault_lookup_delay(struct sib_fault *f)
+{
+	u32 us = READ_ONCE(f->lookup_delay_us);
+
+	if (unlikely(us))
+		sib_fault_lookup_wait(us);
+}
 
 void sib_fault_init(struct sib_fault *f, struct sib_dev *sdev,
 		    const char *name,

@@ -32,8 +32,11 @@ struct sib_qp *sib_qp_get(struct sib_dev *sdev, u32 qpn)
 
 	rcu_read_lock();
 	qp = xa_load(&sdev->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	if (qp) {
+		sib_fault_lookup_delay(&sdev->fault);
+		if (!refcount_inc_not_zero(&qp->ref))
+			qp = NULL;
+	}
 	rcu_read_unlock();
 	return qp;
 }

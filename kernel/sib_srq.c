@@ -57,8 +57,11 @@ struct sib_srq *sib_srq_get(struct sib_dev *sdev, u32 srq_num)
 
 	rcu_read_lock();
 	srq = xa_load(&sdev->srq_xa, srq_num);
-	if (srq && !refcount_inc_not_zero(&srq->ref))
-		srq = NULL;
+	if (srq) {
+		sib_fault_lookup_delay(&sdev->fault);
+		if (!refcount_inc_not_zero(&srq->ref))
+			srq = NULL;
+	}
 	rcu_read_unlock();
 	return srq;
 }

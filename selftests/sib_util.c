@@ -463,8 +463,9 @@ static int write_ll(const char *path, long long val)
 	if (fd < 0)
 		return -errno;
 	n = snprintf(buf, sizeof(buf), "%lld\n", val);
+	errno = EIO;
 	if (write(fd, buf, n) != n)
-		ret = -EIO;
+		ret = -errno;	/* the kernel's refusal, or EIO if short */
 	close(fd);
 	return ret;
 }

@@ -151,6 +151,8 @@ struct sib_parent;
  * @credits:	responders advertise end-to-end credits (sysfs "credits")
  * @cnt:	event counters (enum sib_counter), shown by "rdma statistic"
  * @fault:	fault injection state and its debugfs knobs (sib_fault.h)
+ * @qp_dir:	the debugfs directory sib/<ibdev>/qp of the QPs' views
+ *		(sib_res.c); set once, before the device is registered
  * @mcg_list:	multicast groups (see sib_mcast.c for the locking)
  * @mcg_lock:	guards the readers' side of @mcg_list
  * @mcg_mutex:	serialises attach and detach
@@ -196,6 +198,7 @@ struct sib_dev {
 	struct sib_ns *ns;
 	struct list_head ns_node;
 	struct sib_fault fault;
+	struct dentry *qp_dir;
 	struct net_device __rcu *cap;
 };
 

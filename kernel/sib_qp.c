@@ -10,6 +10,7 @@
 #include "sib_cq.h"
 #include "sib_net.h"
 #include "sib_qp.h"
+#include "sib_res.h"
 #include "sib_task.h"
 #include "sib_timer.h"
 #include "sib_trace.h"
@@ -266,6 +267,7 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 	}
 	/* Publish last: from now on packets can find the QP. */
 	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	sib_res_qp_add(qp);
 	return 0;
 
 err_xa:
@@ -285,6 +287,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	struct sib_dev *sdev = qp->sdev;
 	unsigned long gp;
 
+	sib_res_qp_del(qp);
 	/*
 	 * Honour the doorbells rung before the destroy: a NIC has sent
 	 * what it was told of by the time its firmware destroys the QP.

@@ -381,6 +381,8 @@ struct sib_local_ack {
  *		where sib_xmit() batches RoCEv2 packets; under @engine
  * @runner:	the task running the engines (sib_qp_run() to
  *		sib_qp_unlock()), or NULL; written under @engine
+ * @debugfs:	its view in debugfs (sib_res.c); written by create_qp and
+ *		destroy_qp only
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -432,6 +434,7 @@ struct sib_qp {
 	u32 kpoll_prod;
 	struct sib_pass *pass;
 	struct task_struct *runner;
+	struct dentry *debugfs;
 };
 
 enum {

@@ -9,11 +9,15 @@
  * for a busy QP), each field once. ib_core holds a reference on the
  * object for the call.
  *
- * Also the device's object counts, for leak checks in tests:
+ * Also the device's object counts, for leak checks in tests, and a view
+ * of each QP's rings, read the same way (a snapshot):
  *
  *   /sys/kernel/debug/sib/<ibdev>/objects
  *     live PDs, CQs, QPs, SRQs, AHs, MRs and MWs, device memory
  *     allocations and the bytes of device memory they hold
+ *   /sys/kernel/debug/sib/<ibdev>/qp/<qpn>
+ *     the QP's SQ and RQ indices, its PSNs, and each send WQE fetched
+ *     and not yet completed (Documentation/tracing.md)
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -23,6 +27,7 @@
 #include "sib_cq.h"
 #include "sib_qp.h"
 #include "sib_res.h"
+#include "sib_trace.h"
 
 /* An engine field read while the engines may change it: a snapshot. */
 #define sib_snap(x)	data_race(x)
@@ -136,8 +141,129 @@ static int sib_objects_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sib_objects);
 
-/* The "objects" file, in the device's debugfs directory @dir. */
+/* The "objects" file and the "qp" directory, in the device's @dir. */
 void sib_res_debugfs(struct sib_dev *sdev, struct dentry *dir)
 {
 	debugfs_create_file("objects", 0400, dir, sdev, &sib_objects_fops);
+	sdev->qp_dir = debugfs_create_dir("qp", dir);
+}
+
+/* ---- qp/<qpn>: a QP's rings and outstanding send WQEs ------------------- */
+
+/*
+ * Names by value: the tracepoints' symbol lists (sib_trace.h), whose EM()
+ * entries read { value, "name" } here, each list ended by a NULL name.
+ */
+static const struct trace_print_flags sib_wr_op_syms[] = {
+	sib_show_wr_opcodes, { 0, NULL }
+};
+
+static const struct trace_print_flags sib_qp_state_syms[] = {
+	sib_show_qp_states, { 0, NULL }
+};
+
+static const struct trace_print_flags sib_wc_status_syms[] = {
+	sib_show_wc_status, { 0, NULL }
+};
+
+static const struct trace_print_flags sib_swqe_state_syms[] = {
+	{ SIB_SWQE_SENDING, "sending" },
+	{ SIB_SWQE_SENT, "sent" },
+	{ SIB_SWQE_DONE, "done" },
+	{ 0, NULL }
+};
+
+static const char *sib_name(const struct trace_print_flags *sym,
+			    unsigned long v)
+{
+	for (; sym->name; sym++)
+		if (sym->mask == v)
+			return sym->name;
+	return "?";
+}
+
+/* One send WQE between the oldest not completed and the last fetched. */
+static void sib_qp_show_swqe(struct seq_file *m, struct sib_qp *qp, u32 idx)
+{
+	struct sib_swqe *s = sib_swqe_at(qp, idx);
+	struct sib_send_wqe *wr = sib_snap(s->wr);
+
+	seq_printf(m, "wqe idx %u op %s len %u psn %u-%u state %s status %s\n",
+		   idx, wr ? sib_name(sib_wr_op_syms, sib_snap(wr->opcode)) : "?",
+		   sib_snap(s->len), sib_snap(s->first_psn),
+		   sib_snap(s->last_psn),
+		   sib_name(sib_swqe_state_syms, sib_snap(s->state)),
+		   sib_name(sib_wc_status_syms, sib_snap(s->status)));
+}
+
+static void sib_qp_show(struct seq_file *m, struct sib_qp *qp)
+{
+	u32 oldest = sib_snap(qp->comp.idx), next = sib_snap(qp->req.idx);
+	u32 fetched = sib_snap(qp->req.fetched), i, n;
+
+	seq_printf(m, "qpn %u state %s\n", sib_qpn(qp),
+		   sib_name(sib_qp_state_syms, sib_qp_state(qp)));
+	if (qp->sq.hdr && qp->swqe)
+		seq_printf(m, "sq slots %u prod %u cons %u fetched %u next %u oldest %u\n",
+			   qp->sq.nslots, READ_ONCE(qp->sq.hdr->prod),
+			   sib_snap(qp->sq.kidx), fetched, next, oldest);
+	if (qp->rq.hdr)
+		seq_printf(m, "rq slots %u prod %u cons %u\n", qp->rq.nslots,
+			   READ_ONCE(qp->rq.hdr->prod), sib_snap(qp->rq.kidx));
+	seq_printf(m, "psn next %u unacked %u resp %u\n",
+		   sib_snap(qp->req.psn), sib_snap(qp->comp.psn),
+		   sib_snap(qp->resp.psn));
+	if (!qp->sq.hdr || !qp->swqe)
+		return;
+	/* Each index read once: a torn view lists at most one ring. */
+	n = min(fetched - oldest, qp->sq.nslots);
+	for (i = 0; i < n; i++)
+		sib_qp_show_swqe(m, qp, oldest + i);
+}
+
+/*
+ * The file's name is the QPN; its data the device. The QP is looked up
+ * by number, with a reference, for each read: a QP destroyed meanwhile
+ * reads as gone (-ENOENT), never as freed memory.
+ */
+static int sib_qp_view_show(struct seq_file *m, void *v)
+{
+	struct sib_dev *sdev = m->private;
+	struct sib_qp *qp;
+	u32 qpn;
+
+	if (kstrtou32(file_dentry(m->file)->d_name.name, 10, &qpn))
+		return -ENOENT;
+	qp = sib_qp_get(sdev, qpn);
+	if (!qp)
+		return -ENOENT;
+	sib_qp_show(m, qp);
+	sib_qp_put(qp);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sib_qp_view);
+
+/**
+ * sib_res_qp_add - create the debugfs view of a QP
+ * @qp:	the QP, published in its device's table (create_qp)
+ */
+void sib_res_qp_add(struct sib_qp *qp)
+{
+	char name[12];
+
+	snprintf(name, sizeof(name), "%u", sib_qpn(qp));
+	qp->debugfs = debugfs_create_file(name, 0400, qp->sdev->qp_dir,
+					  qp->sdev, &sib_qp_view_fops);
+}
+
+/**
+ * sib_res_qp_del - remove the debugfs view of a QP
+ * @qp:	the QP, being destroyed
+ *
+ * Waits for a read in progress to end.
+ */
+void sib_res_qp_del(struct sib_qp *qp)
+{
+	debugfs_remove(qp->debugfs);
+	qp->debugfs = NULL;
 }

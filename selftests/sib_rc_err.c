@@ -521,6 +521,114 @@ TEST_F(err, res_show_engine_state)
 		  res_field(self->qpn[1], "resp_psn"));
 }
 
+#define DBG_QP	"/sys/kernel/debug/sib/" SIB_DEV "/qp"
+
+/* The debugfs view of QP @qpn into @v; its "sq" line's indices. */
+static int qp_view(uint32_t qpn, char *v, size_t size, unsigned int sq[6])
+{
+	char path[96];
+	const char *at;
+
+	snprintf(path, sizeof(path), DBG_QP "/%u", qpn);
+	if (read_text(path, v, size) <= 0)
+		return -1;
+	at = strstr(v, "\nsq ");
+	if (!sq)
+		return 0;
+	if (!at || sscanf(at, " sq slots %u prod %u cons %u fetched %u next %u oldest %u",
+			  &sq[0], &sq[1], &sq[2], &sq[3], &sq[4], &sq[5]) != 6)
+		return -1;
+	return 0;
+}
+
+/* Field after @key in the line of @v that starts with @line, or -1. */
+static long view_field(const char *v, const char *line, const char *key)
+{
+	char tok[32];
+	const char *at, *end;
+
+	snprintf(tok, sizeof(tok), "\n%s ", line);
+	at = strstr(v, tok);
+	if (!at)
+		return -1;
+	end = strchr(at + 1, '\n');
+	snprintf(tok, sizeof(tok), " %s ", key);
+	at = strstr(at, tok);
+	if (!at || (end && at > end))
+		return -1;
+	return strtol(at + strlen(tok), NULL, 10);
+}
+
+/*
+ * The debugfs view of a QP (sib/<dev>/qp/<qpn>) while a SEND waits for
+ * the RNR timer: the SQ's indices with one WQE outstanding, that WQE with
+ * its opcode, length and PSNs; after the receive, nothing outstanding,
+ * every PSN acknowledged. A destroyed QP's view goes with it.
+ */
+TEST_F(err, debugfs_qp_view)
+{
+	struct ibv_sge rs = mk_sge(&self->r, 0, 4096);
+	struct ibv_sge s = mk_sge(&self->l, 0, 3000);
+	unsigned int sq[6], idx, len, first, last;
+	char v[4096], op[16], state[16], status[32], path[96];
+	struct ibv_send_wr wr;
+	const char *at;
+	struct pair p;
+
+	self->p.o.min_rnr_timer = 31;	/* 491.52 ms */
+	ASSERT_EQ(0, pair_reconnect(&self->p));
+	rdma_wr(&wr, &s, IBV_WR_SEND, 1, 0, 0);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, post_send_wr(self->p.qp[0], &wr));
+	usleep(100000);
+	ASSERT_EQ(0, qp_view(self->qpn[0], v, sizeof(v), sq))
+		TH_LOG("no view of QP %u: %s", self->qpn[0], v);
+	TH_LOG("a SEND waiting for the RNR timer:\n%s", v);
+	EXPECT_EQ(sq[1], sq[3]);		/* prod == fetched */
+	EXPECT_EQ(sq[5] + 1, sq[3]);		/* one outstanding */
+	EXPECT_EQ(sq[5], sq[2]);		/* cons == oldest */
+	EXPECT_NE(NULL, strstr(v, " state RTS\n"));
+	at = strstr(v, "\nwqe ");
+	ASSERT_NE(NULL, at);
+	ASSERT_EQ(7, sscanf(at, " wqe idx %u op %15s len %u psn %u-%u state %15s status %31s",
+			    &idx, op, &len, &first, &last, state, status));
+	EXPECT_EQ(sq[5], idx);
+	EXPECT_STREQ("SEND", op);
+	EXPECT_EQ(3000, len);
+	EXPECT_EQ(view_field(v, "psn", "unacked"), first);
+	EXPECT_EQ(first + 2, last);		/* 3 packets of 1024 */
+	EXPECT_TRUE(!strcmp(state, "sending") || !strcmp(state, "sent"))
+		TH_LOG("state %s", state);
+	EXPECT_STREQ("SUCCESS", status);
+	EXPECT_EQ(NULL, strstr(at + 1, "\nwqe "));
+	ASSERT_EQ(0, qp_view(self->qpn[1], v, sizeof(v), NULL));
+	EXPECT_EQ(view_field(v, "rq", "prod"), view_field(v, "rq", "cons"));
+
+	ASSERT_EQ(0, post_recv_sges(self->p.qp[1], 2, &rs, 1));
+	expect_wc("sender", self->p.scq[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  self->qpn[0], ANY, NULL);
+	expect_wc("receiver", self->p.rcq[1], 2, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  self->qpn[1], 3000, NULL);
+	ASSERT_EQ(0, qp_view(self->qpn[0], v, sizeof(v), sq));
+	EXPECT_EQ(sq[1], sq[3]);
+	EXPECT_EQ(sq[2], sq[3]);
+	EXPECT_EQ(sq[4], sq[3]);
+	EXPECT_EQ(sq[5], sq[3]);
+	EXPECT_EQ(NULL, strstr(v, "\nwqe "));
+	EXPECT_EQ(view_field(v, "psn", "next"), view_field(v, "psn", "unacked"));
+	EXPECT_LE(0, view_field(v, "psn", "next"));
+	ASSERT_EQ(0, qp_view(self->qpn[1], v, sizeof(v), NULL));
+	EXPECT_EQ(view_field(v, "rq", "prod"), view_field(v, "rq", "cons"));
+	EXPECT_LE(1, view_field(v, "rq", "prod"));
+
+	/* The view lives as long as its QP. */
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, NULL));
+	snprintf(path, sizeof(path), DBG_QP "/%u", p.qp[0]->qp_num);
+	EXPECT_TRUE(path_exists(path));
+	pair_destroy(&p);
+	EXPECT_FALSE(path_exists(path));
+}
+
 /*
  * After an error every later WQE, signaled or not, and every receive
  * completes with WR_FLUSH_ERR, in order; WQEs posted in ERR too.

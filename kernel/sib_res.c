@@ -17,7 +17,7 @@
  *     allocations and the bytes of device memory they hold
  *   /sys/kernel/debug/sib/<ibdev>/qp/<qpn>
  *     the QP's SQ and RQ indices, its PSNs, and each send WQE fetched
- *     and not yet completed (Documentation/tracing.md)
+ *     and not yet completed, the 64 oldest (Documentation/tracing.md)
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -196,10 +196,16 @@ static void sib_qp_show_swqe(struct seq_file *m, struct sib_qp *qp, u32 idx)
 		   sib_name(sib_wc_status_syms, sib_snap(s->status)));
 }
 
+/*
+ * The WQE lines a read shows at most, the oldest first: a full SQ has
+ * SIB_MAX_QP_WR, which would make a read of a megabyte.
+ */
+#define SIB_QP_VIEW_WQES	64
+
 static void sib_qp_show(struct seq_file *m, struct sib_qp *qp)
 {
 	u32 oldest = sib_snap(qp->comp.idx), next = sib_snap(qp->req.idx);
-	u32 fetched = sib_snap(qp->req.fetched), i, n;
+	u32 fetched = sib_snap(qp->req.fetched), i, n, shown;
 
 	seq_printf(m, "qpn %u state %s\n", sib_qpn(qp),
 		   sib_name(sib_qp_state_syms, sib_qp_state(qp)));
@@ -217,8 +223,11 @@ static void sib_qp_show(struct seq_file *m, struct sib_qp *qp)
 		return;
 	/* Each index read once: a torn view lists at most one ring. */
 	n = min(fetched - oldest, qp->sq.nslots);
-	for (i = 0; i < n; i++)
+	shown = min_t(u32, n, SIB_QP_VIEW_WQES);
+	for (i = 0; i < shown; i++)
 		sib_qp_show_swqe(m, qp, oldest + i);
+	if (n > shown)
+		seq_printf(m, "more %u\n", n - shown);
 }
 
 /*

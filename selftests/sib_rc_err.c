@@ -630,6 +630,43 @@ TEST_F(err, debugfs_qp_view)
 }
 
 /*
+ * A read shows the 64 oldest outstanding WQEs and counts the others: 100
+ * WRITEs to a QP number that does not exist, with an infinite timeout,
+ * all sent and none acknowledged. The QP is then destroyed with them
+ * outstanding.
+ */
+TEST_F(err, debugfs_qp_view_bounded)
+{
+	struct ibv_sge s = mk_sge(&self->l, 0, 8);
+	unsigned int sq[6], lines = 0;
+	struct pair_opts o;
+	char v[16384];
+	const char *at;
+	struct pair p;
+
+	pair_default_opts(&o);
+	o.dest_qpn[0] = 0xfedcba;
+	o.timeout = 0;
+	o.sq_wr = 128;
+	o.cq_depth = 256;
+	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, &o));
+	for (uint32_t i = 0; i < 100; i++)
+		ASSERT_EQ(0, post_op(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1, 0,
+				     buf_addr(&self->r, 0), self->r.mr->rkey));
+	usleep(100000);
+	ASSERT_EQ(0, qp_view(p.qp[0]->qp_num, v, sizeof(v), sq));
+	EXPECT_EQ(100, sq[1]);
+	EXPECT_EQ(100, sq[3]);			/* all fetched */
+	EXPECT_EQ(0, sq[5]);			/* none completed */
+	for (at = v; (at = strstr(at, "\nwqe idx ")); at++)
+		lines++;
+	EXPECT_EQ(64, lines);
+	EXPECT_NE(NULL, strstr(v, "\nwqe idx 63 op WRITE len 8 "));
+	EXPECT_NE(NULL, strstr(v, "\nmore 36\n")) TH_LOG("%s", v);
+	pair_destroy(&p);
+}
+
+/*
  * After an error every later WQE, signaled or not, and every receive
  * completes with WR_FLUSH_ERR, in order; WQEs posted in ERR too.
  */

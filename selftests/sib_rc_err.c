@@ -13,7 +13,10 @@
  * QP 0 is the requester, QP 1 the responder.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -574,6 +577,8 @@ TEST_F(err, debugfs_qp_view)
 	struct ibv_send_wr wr;
 	const char *at;
 	struct pair p;
+	int fd[2], i;
+	ssize_t n;
 
 	self->p.o.min_rnr_timer = 31;	/* 491.52 ms */
 	ASSERT_EQ(0, pair_reconnect(&self->p));
@@ -621,12 +626,29 @@ TEST_F(err, debugfs_qp_view)
 	EXPECT_EQ(view_field(v, "rq", "prod"), view_field(v, "rq", "cons"));
 	EXPECT_LE(1, view_field(v, "rq", "prod"));
 
-	/* The view lives as long as its QP. */
+	/*
+	 * The view lives as long as its QP. A view open across its QP's
+	 * destroy, read in part before or not at all, reads as an error
+	 * (EIO) or nothing afterwards: never the freed QP.
+	 */
 	ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid, NULL));
 	snprintf(path, sizeof(path), DBG_QP "/%u", p.qp[0]->qp_num);
 	EXPECT_TRUE(path_exists(path));
+	fd[0] = open(path, O_RDONLY);
+	ASSERT_LE(0, fd[0]);
+	fd[1] = open(path, O_RDONLY);
+	ASSERT_LE(0, fd[1]);
+	EXPECT_EQ(16, read(fd[0], v, 16));
 	pair_destroy(&p);
 	EXPECT_FALSE(path_exists(path));
+	for (i = 0; i < 2; i++) {
+		errno = 0;
+		n = read(fd[i], v, sizeof(v));
+		TH_LOG("fd %d: read %zd after the destroy, errno %d", i, n,
+		       errno);
+		EXPECT_TRUE(n == 0 || (n < 0 && errno == EIO));
+		close(fd[i]);
+	}
 }
 
 /*
@@ -664,6 +686,60 @@ TEST_F(err, debugfs_qp_view_bounded)
 	EXPECT_NE(NULL, strstr(v, "\nwqe idx 63 op WRITE len 8 "));
 	EXPECT_NE(NULL, strstr(v, "\nmore 36\n")) TH_LOG("%s", v);
 	pair_destroy(&p);
+}
+
+/* Reads every QP's view until *@arg turns true; the number of reads. */
+static void *qp_view_reader(void *arg)
+{
+	volatile bool *stop = arg;
+	char path[300], buf[4096];
+	uintptr_t reads = 0;
+	struct dirent *e;
+	DIR *d;
+
+	while (!*stop) {
+		d = opendir(DBG_QP);
+		if (!d)
+			break;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), DBG_QP "/%s", e->d_name);
+			if (read_text(path, buf, sizeof(buf)) > 0)
+				reads++;
+		}
+		closedir(d);
+	}
+	return (void *)reads;
+}
+
+/*
+ * The views read in a loop while QPs come and go: each read finds its QP
+ * or fails, and destroy_qp waits for a read in progress (a use after
+ * free here would end the guest: oops=panic).
+ */
+TEST_F(err, debugfs_qp_view_churn)
+{
+	volatile bool stop = false;
+	pthread_t reader;
+	struct pair p;
+	void *reads;
+	int i;
+
+	if (!path_exists(DBG_QP))
+		SKIP(return, "no " DBG_QP);
+	ASSERT_EQ(0, pthread_create(&reader, NULL, qp_view_reader,
+				    (void *)&stop));
+	for (i = 0; i < 30; i++) {
+		ASSERT_EQ(0, pair_create(&p, self->ctx, self->p.pd, self->gid,
+					 NULL));
+		usleep(1000);
+		pair_destroy(&p);
+	}
+	stop = true;
+	ASSERT_EQ(0, pthread_join(reader, &reads));
+	TH_LOG("%lu reads of views", (unsigned long)(uintptr_t)reads);
+	EXPECT_LT(0, (uintptr_t)reads);
 }
 
 /*

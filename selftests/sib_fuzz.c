@@ -526,7 +526,7 @@ out:
 #define TAG	"fz"
 #define NS_A	SIB_TOPO_NSA(TAG)
 #define NS_B	SIB_TOPO_NSB(TAG)
-#define NS_L	"sibfzL"
+#define NS_L	SIB_TOPO_NSA(TAG "L")
 #define DEV_A	"sibfA"
 #define DEV_B	"sibfB"
 #define DEV_L	"sibfL"
@@ -544,10 +544,16 @@ static struct sib_topo wire_topo = {
 	.ip4 = { IP_A, IP_B },
 };
 
+static struct sib_topo lo_topo = {
+	.kind = SIB_TOPO_LO, .tag = TAG "L",
+	.flags = SIB_TOPO_LO_NS | SIB_TOPO_BESIDE,
+	.dev = { DEV_L },
+};
+
 static void wire_cleanup(void)
 {
 	sib_topo_down(&wire_topo);
-	shq("ip netns del " NS_L);
+	sib_topo_down(&lo_topo);
 }
 
 /* Enter namespace @ns; returns the old one's fd (for ns_leave), or -1. */
@@ -616,15 +622,18 @@ static int mac_of(const char *ns, const char *ifname, uint8_t mac[6])
 	return 0;
 }
 
+/* sib_topo_up(), saying why it failed. */
+static int topo_up(struct sib_topo *t)
+{
+	if (!sib_topo_up(t))
+		return 0;
+	fprintf(stderr, "# %s\n", t->err);
+	return -1;
+}
+
 static int wire_setup(void)
 {
-	wire_cleanup();
-	if (sib_topo_up(&wire_topo)) {
-		fprintf(stderr, "# %s\n", wire_topo.err);
-		return -1;
-	}
-	return sh("ip netns add " NS_L " && ip -n " NS_L " link set lo up && "
-		  "ip netns exec " NS_L " rdma link add " DEV_L " type sib netdev lo");
+	return topo_up(&wire_topo) || topo_up(&lo_topo) ? -1 : 0;
 }
 
 /* ---- RoCEv2 framing ------------------------------------------------------------ */
@@ -3192,10 +3201,11 @@ static int race_kill(uint64_t seed, struct rng *r, int n)
 
 /* ---- races: rdma link add/delete with packets arriving ------------------------ */
 
-#define NS_R	"sibfzR"
-#define NS_S	"sibfzS"
-#define IF_R	"sibfzr"
-#define IF_S	"sibfzs"
+#define RTAG	"fzr"
+#define NS_R	SIB_TOPO_NSA(RTAG)
+#define NS_S	SIB_TOPO_NSB(RTAG)
+#define IF_R	SIB_TOPO_IFA(RTAG)
+#define IP_R	"198.19.0.1"
 #define DEV_R	"sibfR"
 
 struct linkrace {
@@ -3260,28 +3270,30 @@ static void *lr_opener(void *arg)
 	return NULL;
 }
 
+/*
+ * The device comes and goes on lo of NS_R, or on IF_R of NS_R with the
+ * veth's other end in NS_S; sib0 stays meanwhile.
+ */
 static void race_link(struct rng *r, int n, bool lo, struct linkrace *l)
 {
+	struct sib_topo t = {
+		.kind = lo ? SIB_TOPO_LO : SIB_TOPO_VETH, .tag = RTAG,
+		.flags = SIB_TOPO_NO_DEV | SIB_TOPO_BESIDE |
+			 (lo ? SIB_TOPO_LO_NS : 0),
+		.ip4 = { IP_R, "198.19.0.2" },
+	};
 	pthread_t ts, to;
 	int self;
 
 	memset(l, 0, sizeof(*l));
-	shq("ip netns del " NS_R "; ip netns del " NS_S);
-	if (lo) {
-		if (sh("ip netns add " NS_R " && ip -n " NS_R " link set lo up"))
-			return;
+	if (topo_up(&t))
+		return;
+	if (lo)
 		*l = (struct linkrace){ .ns = NS_R, .ndev = "lo",
 					.dst = "127.0.0.1", .from_ns = NS_R };
-	} else {
-		if (sh("ip netns add " NS_R " && ip netns add " NS_S " && "
-		       "ip link add " IF_R " netns " NS_R " type veth peer name " IF_S " netns " NS_S " && "
-		       "ip -n " NS_R " addr add 198.19.0.1/24 dev " IF_R " && "
-		       "ip -n " NS_S " addr add 198.19.0.2/24 dev " IF_S " && "
-		       "ip -n " NS_R " link set " IF_R " up && ip -n " NS_S " link set " IF_S " up"))
-			return;
+	else
 		*l = (struct linkrace){ .ns = NS_R, .ndev = IF_R,
-					.dst = "198.19.0.1", .from_ns = NS_S };
-	}
+					.dst = IP_R, .from_ns = NS_S };
 	pthread_create(&ts, NULL, lr_sender, l);
 	pthread_create(&to, NULL, lr_opener, l);
 	/* This thread's netlink sockets live in the device's namespace. */
@@ -3298,7 +3310,7 @@ static void race_link(struct rng *r, int n, bool lo, struct linkrace *l)
 	l->stop = true;
 	pthread_join(ts, NULL);
 	pthread_join(to, NULL);
-	shq("ip netns del " NS_R "; ip netns del " NS_S);
+	sib_topo_down(&t);
 }
 
 static struct wpath *knob_dev_open(uint64_t seed)

@@ -54,11 +54,28 @@ static int ends(const struct sib_topo *t)
 	return 2;
 }
 
+/* The ends that get a device. */
+static int devs(const struct sib_topo *t)
+{
+	return t->flags & SIB_TOPO_NO_DEV ? 0 : ends(t);
+}
+
+/* The RDMA device name of end @i. */
+static const char *dev_name(const struct sib_topo *t, int i)
+{
+	if (t->dev[i])
+		return t->dev[i];
+	if (t->kind == SIB_TOPO_LO)
+		return "sib0";
+	if (!i && t->kind == SIB_TOPO_RXE_PEER)
+		return "rxeA";
+	return i ? "sibB" : "sibA";
+}
+
 static void topo_names(struct sib_topo *t)
 {
 	static const char * const ip4[2] = { SIB_TOPO_IP4A, SIB_TOPO_IP4B };
 	static const char * const ip6[2] = { SIB_TOPO_IP6A, SIB_TOPO_IP6B };
-	static const char * const dev[2] = { "sibA", "sibB" };
 	bool a_init = t->kind == SIB_TOPO_RXE_PEER ||
 		      (t->flags & SIB_TOPO_A_INIT);
 
@@ -70,15 +87,16 @@ static void topo_names(struct sib_topo *t)
 	t->gid[1] = -1;
 	t->err[0] = 0;
 	if (t->kind == SIB_TOPO_LO) {
+		if (t->flags & SIB_TOPO_LO_NS)
+			snprintf(t->ns[0], SIB_TOPO_NAME, "sib%sA", t->tag);
 		snprintf(t->ifname[0], SIB_TOPO_NAME, "lo");
-		snprintf(t->ibdev[0], SIB_TOPO_NAME, "%s",
-			 t->dev[0] ? t->dev[0] : "sib0");
+		if (devs(t))
+			snprintf(t->ibdev[0], SIB_TOPO_NAME, "%s",
+				 dev_name(t, 0));
 		snprintf(t->addr[0], SIB_TOPO_ADDR, "127.0.0.1");
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
-		const char *d = t->dev[i] ? t->dev[i] : dev[i];
-
 		if (i || !a_init)
 			snprintf(t->ns[i], SIB_TOPO_NAME, "sib%s%c", t->tag,
 				 'A' + i);
@@ -86,9 +104,9 @@ static void topo_names(struct sib_topo *t)
 			 'a' + i);
 		if (i >= ends(t))
 			continue;
-		if (!i && t->kind == SIB_TOPO_RXE_PEER && !t->dev[0])
-			d = "rxeA";
-		snprintf(t->ibdev[i], SIB_TOPO_NAME, "%s", d);
+		if (i < devs(t))
+			snprintf(t->ibdev[i], SIB_TOPO_NAME, "%s",
+				 dev_name(t, i));
 		if (t->flags & SIB_TOPO_NO_IPV4)
 			snprintf(t->addr[i], SIB_TOPO_ADDR, "%s", ip6[i]);
 		else
@@ -99,9 +117,14 @@ static void topo_names(struct sib_topo *t)
 
 void sib_topo_down(struct sib_topo *t)
 {
-	sib_delete_all();
+	if (t->flags & SIB_TOPO_BESIDE) {
+		for (int i = 0; i < devs(t); i++)
+			nl_dellink(dev_name(t, i));
+	} else {
+		sib_delete_all();
+	}
 	if (t->kind == SIB_TOPO_RXE_PEER) {
-		shq("rdma link del %s", t->dev[0] ? t->dev[0] : "rxeA");
+		shq("rdma link del %s", dev_name(t, 0));
 		shq("rmmod rdma_rxe");
 	}
 	if (!t->tag)
@@ -188,6 +211,16 @@ static int veth_up(struct sib_topo *t)
 	return 0;
 }
 
+/* SIB_TOPO_LO_NS: the namespace, its lo up. */
+static int lo_ns_up(struct sib_topo *t)
+{
+	if (sh("ip netns add %s && ip -n %s link set lo up", t->ns[0],
+	       t->ns[0]))
+		return topo_err(t, -1, "namespace %s with lo up failed",
+				t->ns[0]);
+	return 0;
+}
+
 /* The RDMA device of end @i: in init_net through netlink. */
 static int dev_up(struct sib_topo *t, int i)
 {
@@ -214,8 +247,9 @@ static int dev_up(struct sib_topo *t, int i)
 
 int sib_topo_up(struct sib_topo *t)
 {
-	if (t->kind != SIB_TOPO_LO && !t->tag)
-		return topo_err(t, -1, "a veth topology needs a tag");
+	if ((t->kind != SIB_TOPO_LO || (t->flags & SIB_TOPO_LO_NS)) &&
+	    !t->tag)
+		return topo_err(t, -1, "a topology in namespaces needs a tag");
 	topo_names(t);
 	if (module_load())
 		return topo_err(t, -1, "modprobe " SIB_MODULE " failed");
@@ -225,14 +259,16 @@ int sib_topo_up(struct sib_topo *t)
 				"rdma_rxe is not available");
 	if (t->kind != SIB_TOPO_LO && veth_up(t))
 		return -1;
-	for (int i = 0; i < ends(t); i++)
+	if (t->kind == SIB_TOPO_LO && t->ns[0][0] && lo_ns_up(t))
+		return -1;
+	for (int i = 0; i < devs(t); i++)
 		if (dev_up(t, i))
 			return -1;
 	if (t->kind != SIB_TOPO_LO && ends(t) == 2 &&
 	    (t->flags & SIB_TOPO_NEIGH) && sib_topo_neigh(t))
 		return topo_err(t, -1, "neighbours of %s and %s not resolved",
 				t->addr[0], t->addr[1]);
-	for (int i = 0; i < ends(t); i++) {
+	for (int i = 0; i < devs(t); i++) {
 		t->gid[i] = wait_gid_index(t->ibdev[i], t->addr[i]);
 		if (t->gid[i] < 0)
 			return topo_err(t, -1, "no GID of %s on %s", t->addr[i],

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The selftests' network topologies: sib0 on lo, two namespaces joined
- * by a veth with a sib device on each end, and the same with rdma_rxe on
- * one end. A test fills the first fields of a struct sib_topo, calls
- * sib_topo_up() in its fixture's setup and sib_topo_down() in its
- * teardown, and reads the names, addresses and GID indexes from the
- * struct (or, in shell strings, from the SIB_TOPO_* macros of its tag).
+ * The selftests' network topologies: sib0 on lo (of init_net or of a
+ * namespace), two namespaces joined by a veth with a sib device on each
+ * end, and the same with rdma_rxe on one end. A test fills the first
+ * fields of a struct sib_topo, calls sib_topo_up() in its fixture's
+ * setup and sib_topo_down() in its teardown, and reads the names,
+ * addresses and GID indexes from the struct (or, in shell strings, from
+ * the SIB_TOPO_* macros of its tag).
  */
 #ifndef SIB_TOPO_H
 #define SIB_TOPO_H
@@ -13,7 +14,7 @@
 #include <stdbool.h>
 
 enum sib_topo_kind {
-	SIB_TOPO_LO,		/* sib0 on lo, in init_net */
+	SIB_TOPO_LO,		/* sib0 on lo, in init_net (or LO_NS) */
 	SIB_TOPO_VETH,		/* sibA in namespace A, sibB in B, a veth between */
 	SIB_TOPO_RXE_PEER,	/* rdma_rxe on end a in init_net, sibB in B */
 };
@@ -40,6 +41,16 @@ enum sib_topo_kind {
 #define SIB_TOPO_NEIGH		0x08	/* neighbours resolved both ways */
 #define SIB_TOPO_A_INIT		0x10	/* end a in init_net (RXE_PEER: always) */
 #define SIB_TOPO_A_ONLY		0x20	/* a device and an address on a only */
+/* SIB_TOPO_LO: on lo of namespace sibTA (lo up), not of init_net's. */
+#define SIB_TOPO_LO_NS		0x40
+/* No RDMA device: the test adds its own on ifname[]; ibdev[] is "". */
+#define SIB_TOPO_NO_DEV		0x80
+/*
+ * Beside other sib devices (another topology's, sib0): sib_topo_up() and
+ * sib_topo_down() delete this topology's devices only, by name (none
+ * with NO_DEV), instead of every sib device.
+ */
+#define SIB_TOPO_BESIDE		0x100
 
 /* sib_topo_up(): a module the topology needs is missing (skip). */
 #define SIB_TOPO_MISSING	1
@@ -50,7 +61,7 @@ enum sib_topo_kind {
 struct sib_topo {
 	/* Set by the test; zero is the default. */
 	enum sib_topo_kind kind;
-	const char *tag;	/* names, see SIB_TOPO_NSA(); veth kinds only */
+	const char *tag;	/* names, see SIB_TOPO_NSA(); veth kinds, LO_NS */
 	unsigned int flags;
 	const char *dev[2];	/* sibA, sibB (rxeA for RXE_PEER's a; sib0) */
 	const char *ip4[2];	/* SIB_TOPO_IP4A, SIB_TOPO_IP4B */
@@ -78,10 +89,10 @@ struct sib_topo {
  */
 int sib_topo_up(struct sib_topo *t);
 /*
- * Remove every sib device, the rdma_rxe device and module (RXE_PEER),
- * the namespaces and the veth of @t's names. Needs only the fields the
- * test sets, so it also cleans up after a run that crashed; it may run
- * any number of times.
+ * Remove every sib device (with SIB_TOPO_BESIDE, @t's own), the
+ * rdma_rxe device and module (RXE_PEER), the namespaces and the veth of
+ * @t's names. Needs only the fields the test sets, so it also cleans up
+ * after a run that crashed; it may run any number of times.
  */
 void sib_topo_down(struct sib_topo *t);
 

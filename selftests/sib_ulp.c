@@ -82,6 +82,8 @@
 #define MNT		LOGDIR "/mnt"
 #define EXPORTS_FILE	"/etc/exports.d/sib-ulp.exports"
 #define NFS_PORT	"20049"
+#define PIPEFS		LOGDIR "/rpc_pipefs"	/* nfsdcld's rpc_pipefs */
+#define CLD_DIR		LOGDIR "/nfsdcld"	/* nfsdcld's client records */
 
 /* ---- steps -------------------------------------------------------------- */
 
@@ -215,6 +217,7 @@ static void nfs_down(void)
 	shq("for p in " LOGDIR "/*.pid; do [ -f $p ] && kill $(cat $p); "
 	    "rm -f $p; done; sleep 0.2");
 	shq("umount " EXPORT);
+	shq("umount " PIPEFS " || umount -l " PIPEFS);
 }
 
 /*
@@ -910,9 +913,21 @@ TEST_F_TIMEOUT(ulp, nvme_faults, 900)
 /*
  * knfsd with the RDMA listener on port 20049, exporting a tmpfs (the
  * guest's root is a read-only 9p overlay; tmpfs needs fsid=). fsid=0 makes
- * it NFSv4's root as well. rpcbind and rpc.mountd (for NFSv3's MOUNT)
- * run in the foreground, in the background, their pids in LOGDIR. The
- * NFSv4 grace period is ended at once, or OPEN would wait for it.
+ * it NFSv4's root as well. rpcbind, rpc.mountd (for NFSv3's MOUNT) and
+ * nfsdcld run in the foreground, in the background, their pids in LOGDIR.
+ * The NFSv4 grace period is ended at once, or OPEN would wait for it.
+ *
+ * nfsdcld is nfsd's NFSv4 client tracker, on an rpc_pipefs of our own,
+ * with its records in an empty directory. Without a tracker nfsd starts
+ * but refuses to end the grace period (v4_end_grace: EBUSY). 6.1 falls
+ * back to the legacy tracker (/var/lib/nfs/v4recovery); a kernel built
+ * without CONFIG_NFSD_LEGACY_CLIENT_TRACKING (Debian's 7.2) has no other.
+ * nfsd makes the pipe nfsd/cld when it starts and waits 1 s for nfsdcld
+ * to open it, so nfsdcld must be watching for it (inotify) by then.
+ * With nfsdcld and no client to reclaim, nfsd skips the grace period, and
+ * a v4_end_grace write is refused then too (EBUSY: nothing to end); where
+ * 7.2 takes the write, its laundromat ends the period after the write
+ * returned. So the write may fail, and v4_end_grace must read Y in time.
  */
 static int nfs_server_up(int mb)
 {
@@ -920,6 +935,13 @@ static int nfs_server_up(int mb)
 	       step("nfsd_fs", 30,
 		    "grep -q \"^nfsd /proc/fs/nfsd \" /proc/mounts || "
 		    "mount -t nfsd nfsd /proc/fs/nfsd") ||
+	       step("pipefs", 30, "mkdir -p " PIPEFS " && rm -rf " CLD_DIR " && "
+		    "mkdir " CLD_DIR " && mount -t rpc_pipefs sunrpc " PIPEFS) ||
+	       step_bg("nfsdcld", 3600,
+		       "exec nfsdcld -F -p " PIPEFS " -s " CLD_DIR) ||
+	       step("nfsdcld_up", 30,
+		    "until ls -l /proc/$(pgrep -x nfsdcld | head -n 1)/fd 2>/dev/null | "
+		    "grep -q inotify; do sleep 0.1; done") ||
 	       step("export_fs", 30, "mount -t tmpfs -o size=%dM tmpfs " EXPORT,
 		    mb + 16) ||
 	       step_bg("rpcbind", 3600, "exec rpcbind -f -w") ||
@@ -936,7 +958,8 @@ static int nfs_server_up(int mb)
 		    "echo 10 > /proc/fs/nfsd/nfsv4leasetime; "
 		    "rpc.nfsd 4 && echo rdma " NFS_PORT " > /proc/fs/nfsd/portlist && "
 		    "grep -qx \"rdma " NFS_PORT "\" /proc/fs/nfsd/portlist && "
-		    "echo Y > /proc/fs/nfsd/v4_end_grace");
+		    "{ echo Y > /proc/fs/nfsd/v4_end_grace 2>/dev/null; "
+		    "until grep -qx Y /proc/fs/nfsd/v4_end_grace; do sleep 0.1; done; }");
 }
 
 /*

@@ -22,6 +22,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -427,6 +428,84 @@ TEST_F(xrc, srq_destroyed_while_named)
 	x.srq[1] = NULL;
 	expect_inv_srq(_metadata, self, &x, n);
 	xrc_free(&x);
+}
+
+/* One SEND of an INI QP to XRC SRQ ->srqn, from a thread of its own. */
+struct xrc_one_send {
+	struct ibv_qp *ini;
+	struct ibv_cq *scq;
+	struct ibv_sge sge;
+	uint32_t srqn;
+	int status;		/* the completion's, or -1: none came */
+};
+
+static void *xrc_one_send(void *arg)
+{
+	struct xrc_one_send *o = arg;
+	struct ibv_wc wc;
+
+	o->status = -1;
+	if (!xrc_post(o->ini, IBV_WR_SEND, 7, &o->sge, o->srqn, 0, 0, 0, 0) &&
+	    poll_n(o->scq, &wc, 1, 60000) == 1)
+		o->status = wc.status;
+	return NULL;
+}
+
+#define XRC_LOOKUP_ROUNDS	12
+#define XRC_LOOKUP_DELAY_US	50000
+
+/*
+ * An XRC SRQ destroyed while a request for it is being delivered. Every
+ * lookup by number waits 50 ms between finding its object and taking the
+ * reference ("lookup_delay_us"): the doorbell's of the INI QP, the
+ * delivery's of the TGT QP, the TGT QP's of the SRQ. The destroy comes at
+ * a different moment of that chain each round, within the SRQ's lookup
+ * in some rounds. ib_core frees the SRQ when destroy returns: only the
+ * destroy's RCU grace period keeps it until such a lookup is done (a
+ * module without it: "use-after-free in sib_srq_get" on the KASAN kernel).
+ * The SEND either arrived before the destroy or found no SRQ
+ * (IBV_WC_REM_INV_REQ_ERR), and the kernel said nothing.
+ */
+TEST_F_TIMEOUT(xrc, srq_destroyed_during_lookup, 300)
+{
+	int arrived = 0, refused = 0;
+
+	for (int round = 0; round < XRC_LOOKUP_ROUNDS; round++) {
+		struct xrc_one_send o = { .sge = mk_sge(&self->l, 0, 100) };
+		struct ibv_wc wc;
+		struct xrc x;
+		pthread_t t;
+
+		ASSERT_EQ(0, xrc_build(&x, self->ctx, self->pd, self->gid));
+		post_slot(_metadata, self, x.srq[1]);
+		o.ini = x.ini;
+		o.scq = x.scq;
+		o.srqn = x.srqn[1];
+		dmesg_clear();
+		ASSERT_EQ(0, fault_knob_set(SIB_DEV, "lookup_delay_us",
+					    XRC_LOOKUP_DELAY_US));
+		ASSERT_EQ(0, pthread_create(&t, NULL, xrc_one_send, &o));
+		usleep(10000 + (round * 37000) % 160000);
+		ASSERT_EQ(0, ibv_destroy_srq(x.srq[1]));
+		x.srq[1] = NULL;
+		pthread_join(t, NULL);
+		ASSERT_EQ(0, fault_knob_set(SIB_DEV, "lookup_delay_us", 0));
+		if (o.status == IBV_WC_SUCCESS) {
+			arrived++;
+			EXPECT_EQ(1, poll_n(x.rcq, &wc, 1, 1000));
+		} else {
+			refused++;
+			EXPECT_EQ(IBV_WC_REM_INV_REQ_ERR, o.status)
+				TH_LOG("round %d: %s", round,
+				       o.status < 0 ? "no completion" :
+				       wcs(o.status));
+		}
+		ASSERT_FALSE(dmesg_has("BUG:") || dmesg_has("WARNING:"))
+			TH_LOG("round %d", round);
+		xrc_free(&x);
+	}
+	TH_LOG("%d SENDs arrived before the destroy, %d found no SRQ",
+	       arrived, refused);
 }
 
 /* The rkey of a PD other than the named SRQ's: a remote access error. */

@@ -425,17 +425,18 @@ USER_IGNORE := $(USER_IGNORE),OPEN_ENDED_LINE,MACRO_ARG_PRECEDENCE
 
 # The selftests' shared topology helper is user space too, and splits its
 # shell commands across lines where the shell reads them.
-# The TRACE_EVENT() layout and its symbol lists (kernel/sib_trace.h) are
-# what checkpatch cannot parse; those types only, in that file only.
+# The TRACE_EVENT() layout and its symbol lists (kernel/sib_trace.h,
+# kernel/sib_trace_syms.h) are what checkpatch cannot parse; those types
+# only, in those files only.
 TRACE_IGNORE := COMPLEX_MACRO,TRAILING_SEMICOLON,MACRO_ARG_REUSE,OPEN_ENDED_LINE
 TRACE_IGNORE := $(TRACE_IGNORE),PARENTHESIS_ALIGNMENT
 
 checkpatch: $(KSRC_STAMP) $(KERNEL_DOC)
 	$(KERNEL_DOC) -none -Werror $(filter-out %.mod.c,$(wildcard kernel/*.[ch])) \
 		uapi/*.h selftests/kverbs/sib_kverbs.c selftests/kverbs/sib_dmabuf_exp.c
-	$(CHECKPATCH) -f $(filter-out %.mod.c kernel/sib_trace.h,$(wildcard kernel/*.[ch])) \
+	$(CHECKPATCH) -f $(filter-out %.mod.c kernel/sib_trace.h kernel/sib_trace_syms.h,$(wildcard kernel/*.[ch])) \
 		kernel/compat/*.c uapi/*.h
-	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kernel/sib_trace.h
+	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kernel/sib_trace.h kernel/sib_trace_syms.h
 	$(CHECKPATCH) -f selftests/kverbs/sib_kverbs.c selftests/kverbs/sib_dmabuf_exp.[ch]
 	$(CHECKPATCH) --ignore $(USER_IGNORE) -f provider/*.[ch]
 	$(CHECKPATCH) --ignore $(USER_IGNORE),SPLIT_STRING -f selftests/sib_topo.[ch]

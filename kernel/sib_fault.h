@@ -131,8 +131,9 @@ void sib_fault_lookup_wait(u32 us);
  * Called by the QP and SRQ lookups inside their RCU read-side section,
  * between finding the object and taking its reference: the window in
  * which only the grace period that destroy waits for keeps the object's
- * memory alive. A test makes it long enough to hit (life.destroy_during_lookup
- * in sib_trust). One load and a branch when off.
+ * memory alive. Tests make it long enough to hit (sib_trust's
+ * destroy_during_lookup, sib_xrc's srq_destroyed_during_lookup). One load
+ * and a branch when off.
  */
 static inline void sib_fault_lookup_delay(struct sib_fault *f)
 {

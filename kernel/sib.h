@@ -20,6 +20,7 @@
 #include "sib_compat.h"
 #include "sib_mr.h"
 #include "sib_fault.h"
+#include "sib_raw.h"
 
 /* SIB_DRV_VERSION is the file VERSION, passed by kernel/Kbuild */
 #define SIB_FW_VER_MAJOR	0
@@ -165,6 +166,7 @@ struct sib_parent;
  *		walks @ns->devs under RCU
  * @cap:	the capture netdev (sib_capture.c), or NULL; written under
  *		RTNL, read under RCU
+ * @raw:	raw packet QPs and their flows (sib_raw.h has its locking)
  */
 struct sib_dev {
 	struct ib_device ib_dev;
@@ -200,6 +202,7 @@ struct sib_dev {
 	struct sib_fault fault;
 	struct dentry *qp_dir;
 	struct net_device __rcu *cap;
+	struct sib_raw raw;
 };
 
 static inline void sib_count(struct sib_dev *sdev, unsigned int idx)

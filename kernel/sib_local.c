@@ -94,6 +94,8 @@ static bool sib_local_peer_ok(struct sib_qp *qp, const struct sib_av *av,
 	bool ok;
 
 	lockdep_assert_held(&qp->engine);
+	if (sib_qp_type(dst) == IB_QPT_RAW_PACKET)
+		return false;	/* frames only, through its flows */
 	if (sib_qp_type(dst) == IB_QPT_UD)
 		return true;
 	spin_lock_irqsave(&dst->state_lock, flags);

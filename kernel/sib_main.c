@@ -95,6 +95,7 @@ static struct sib_dev *sib_alloc(struct net_device *ndev, const char *name)
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1);
 	sdev->credits = true;
 	sib_mcast_init(sdev);
+	sib_raw_dev_init(sdev);
 	sib_fault_init(&sdev->fault, sdev, name, sib_fault_deliver);
 	sib_res_debugfs(sdev, sdev->fault.dir_dentry);
 	INIT_LIST_HEAD(&sdev->list);

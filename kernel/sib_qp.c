@@ -104,6 +104,11 @@ static int sib_qp_check_init(struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_RAW_PACKET:
+		/* ib_uverbs asked a process for CAP_NET_RAW (sib_raw.c). */
+		if (init->srq)
+			return -EOPNOTSUPP;
+		break;
 	case IB_QPT_XRC_INI:
 	case IB_QPT_XRC_TGT:
 		return sib_xrc_check_init(init);
@@ -266,6 +271,8 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 			goto err_xa;
 	}
 	/* Publish last: from now on packets can find the QP. */
+	if (init->qp_type == IB_QPT_RAW_PACKET)
+		sib_raw_qp_init(qp);
 	xa_store(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
 	sib_res_qp_add(qp);
 	return 0;
@@ -288,6 +295,9 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	unsigned long gp;
 
 	sib_res_qp_del(qp);
+	/* No frame reaches a raw packet QP from now on. */
+	if (ib_qp->qp_type == IB_QPT_RAW_PACKET)
+		sib_raw_qp_destroy(qp);
 	/*
 	 * Honour the doorbells rung before the destroy: a NIC has sent
 	 * what it was told of by the time its firmware destroys the QP.

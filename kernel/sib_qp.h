@@ -383,6 +383,11 @@ struct sib_local_ack {
  *		sib_qp_unlock()), or NULL; written under @engine
  * @debugfs:	its view in debugfs (sib_res.c); written by create_qp and
  *		destroy_qp only
+ * @raw_node:	a raw packet QP's entry in its device's raw.qps: added at
+ *		creation, removed at destruction, under raw.lock; walked
+ *		under RCU (sib_raw.c)
+ * @raw_flows:	a raw packet QP's flows (struct sib_flow); written under
+ *		the device's raw.lock, walked under RCU
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -435,6 +440,8 @@ struct sib_qp {
 	struct sib_pass *pass;
 	struct task_struct *runner;
 	struct dentry *debugfs;
+	struct list_head raw_node;
+	struct list_head raw_flows;
 };
 
 enum {

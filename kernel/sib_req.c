@@ -12,6 +12,7 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_raw.h"
 #include "sib_req.h"
 #include "sib_task.h"
 #include "sib_timer.h"
@@ -35,6 +36,9 @@ static bool sib_op_allowed(struct sib_qp *qp, u8 op)
 {
 	enum ib_qp_type type = sib_qp_type(qp);
 
+	/* A raw packet QP sends frames: SEND, without immediate data. */
+	if (type == IB_QPT_RAW_PACKET)
+		return op == IB_WR_SEND;
 	/* An XRC_TGT QP sends nothing; XRC has no ATOMIC WRITE or FLUSH. */
 	if (qp->ib_qp.qp_type == IB_QPT_XRC_TGT)
 		return false;
@@ -119,6 +123,8 @@ static u8 sib_req_check(struct sib_qp *qp, struct sib_swqe *s)
 	     w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) && len != 8)
 		return IB_WC_LOC_LEN_ERR;
 	if (sib_qp_type(qp) == IB_QPT_UD && len > qp->mtu)
+		return IB_WC_LOC_LEN_ERR;
+	if (sib_qp_type(qp) == IB_QPT_RAW_PACKET && sib_raw_check_len(qp, len))
 		return IB_WC_LOC_LEN_ERR;
 	s->len = len;
 	return 0;
@@ -642,9 +648,11 @@ static bool sib_req_step(struct sib_qp *qp, struct sib_swqe *s)
 			trace_sib_req_wait(qp, s, wait);
 			return false;
 		}
-		if (sib_wire_busy(qp))
+		if (sib_qp_type(qp) == IB_QPT_RAW_PACKET)
+			ret = sib_raw_send(qp, s);
+		else if (sib_wire_busy(qp))
 			return false;
-		if (sib_qp_type(qp) == IB_QPT_UD)
+		else if (sib_qp_type(qp) == IB_QPT_UD)
 			ret = sib_ud_send(qp, s);
 		else if (sib_op_is_rd_atomic(op))
 			ret = sib_req_send_rd_atomic(qp, s);

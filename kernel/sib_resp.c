@@ -14,6 +14,7 @@
 #include "sib_net.h"
 #include "sib_pkt.h"
 #include "sib_qp.h"
+#include "sib_raw.h"
 #include "sib_resp.h"
 #include "sib_resp_credit.h"
 #include "sib_resp_rd.h"
@@ -527,6 +528,12 @@ void sib_responder(struct sib_qp *qp, struct sk_buff *skb)
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		goto out;
+	if (sib_qp_type(qp) == IB_QPT_RAW_PACKET) {
+		/* Only sib_raw.c queues to a raw packet QP: frames. */
+		v = SIB_RV_UD;
+		sib_raw_recv(qp, skb);
+		goto out;
+	}
 	if (sib_qp_type(qp) == IB_QPT_UD) {
 		if (pkt->flags & SIB_OP_UD) {
 			v = SIB_RV_UD;

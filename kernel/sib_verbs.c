@@ -77,6 +77,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_XRC |
+				 IB_DEVICE_MANAGED_FLOW_STEERING |
 				 SIB_DEVICE_ATOMIC_WRITE |
 				 SIB_DEVICE_FLUSH_GLOBAL;
 	/* CQE timestamps are ns of CLOCK_MONOTONIC: a 1 GHz, 64-bit clock. */
@@ -87,6 +88,11 @@ static int sib_query_device(struct ib_device *ib_dev,
 				 IBK_ON_DEMAND_PAGING;
 	sib_odp_caps(&attr->odp_caps);
 	attr->max_dm_size = SIB_MAX_DM_SIZE;
+	/*
+	 * Raw packet QPs count among max_qp; no raw_packet_caps (no VLAN
+	 * stripping, FCS scatter, checksum or delay drop: sib_raw.c).
+	 */
+	attr->max_raw_ethy_qp = SIB_MAX_QP;
 	return 0;
 }
 
@@ -496,10 +502,12 @@ const struct ib_device_ops sib_dev_ops = {
 	.create_ah = sib_create_ah,
 	.create_user_ah = sib_create_ah,
 	.create_cq = sib_create_cq,
+	.create_flow = sib_create_flow,
 	.create_qp = sib_create_qp,
 	.create_srq = sib_create_srq,
 	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,
+	.destroy_flow = sib_destroy_flow,
 	.destroy_qp = sib_destroy_qp,
 	.destroy_srq = sib_destroy_srq,
 	.detach_mcast = sib_detach_mcast,

@@ -403,6 +403,9 @@ int sib_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int sib_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		 int attr_mask, struct ibv_qp_init_attr *init_attr);
 int sib_destroy_qp(struct ibv_qp *ibqp);
+struct ibv_flow *sib_create_flow(struct ibv_qp *ibqp,
+				 struct ibv_flow_attr *flow_attr);
+int sib_destroy_flow(struct ibv_flow *flow);
 struct ibv_qp *sib_open_qp(struct ibv_context *ibctx,
 			   struct ibv_qp_open_attr *attr);
 int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

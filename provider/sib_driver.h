@@ -920,6 +920,12 @@ int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 			 uint16_t lid);
 
+/* The same in ABI 34 and 65 (rdma-core v44 .. v65). */
+int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
+			struct ibv_flow_attr *flow_attr, void *ucmd,
+			size_t ucmd_size);
+int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+
 /* ---------------------------------------------------------------------
  * Layout checks (x86_64; rdma-core v44 / PABI 34, v65 / PABI 65)
  */

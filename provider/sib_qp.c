@@ -48,6 +48,8 @@ sib_db_field(wqe_size);
 #endif
 
 enum {
+	/* A raw packet QP sends whole Ethernet frames. */
+	SIB_RAW_OPS = SIB_OP(SEND),
 	SIB_UD_OPS = SIB_OP(SEND) | SIB_OP(SEND_WITH_IMM),
 	SIB_UC_OPS = SIB_UD_OPS | SIB_OP(RDMA_WRITE) |
 		     SIB_OP(RDMA_WRITE_WITH_IMM) | SIB_OP(LOCAL_INV) |
@@ -66,6 +68,7 @@ enum {
 #define SIB_QPX_OP(op) IBV_QP_EX_WITH_##op
 
 enum {
+	SIB_RAW_SEND_OPS = SIB_QPX_OP(SEND),
 	SIB_UD_SEND_OPS = SIB_QPX_OP(SEND) | SIB_QPX_OP(SEND_WITH_IMM),
 	SIB_UC_SEND_OPS = SIB_UD_SEND_OPS | SIB_QPX_OP(RDMA_WRITE) |
 			  SIB_QPX_OP(RDMA_WRITE_WITH_IMM) |
@@ -958,6 +961,13 @@ static int sib_check_qp_attr(struct sib_context *ctx,
 		*opcodes = SIB_UD_OPS;
 		send_ops = SIB_UD_SEND_OPS;
 		break;
+	case IBV_QPT_RAW_PACKET:
+		/* The kernel asks for CAP_NET_RAW. No SRQ, as the kernel. */
+		if (attr->srq)
+			return EOPNOTSUPP;
+		*opcodes = SIB_RAW_OPS;
+		send_ops = SIB_RAW_SEND_OPS;
+		break;
 	case IBV_QPT_XRC_SEND:
 		/* RC's requests, less ATOMIC WRITE and FLUSH (no XRC opcode). */
 		if (!(ctx->caps & SIB_UCTX_CAP_XRC))
@@ -968,7 +978,7 @@ static int sib_check_qp_attr(struct sib_context *ctx,
 	case IBV_QPT_XRC_RECV:
 		return sib_check_xrc_tgt_attr(ctx, attr, opcodes);
 	default:
-		/* RAW_PACKET, DRIVER, ... */
+		/* DRIVER, ... */
 		return EOPNOTSUPP;
 	}
 
@@ -1169,5 +1179,40 @@ int sib_destroy_qp(struct ibv_qp *ibqp)
 	sib_wq_destroy(&qp->rq);
 	sib_wq_destroy(&qp->sq);
 	free(qp);
+	return 0;
+}
+
+/*
+ * Flow steering for raw packet QPs: the kernel matches the specs (sib_raw.c)
+ * and takes no driver data.
+ */
+struct ibv_flow *sib_create_flow(struct ibv_qp *ibqp,
+				 struct ibv_flow_attr *flow_attr)
+{
+	struct ibv_flow *flow;
+	int ret;
+
+	flow = calloc(1, sizeof(*flow));
+	if (!flow) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_flow(ibqp, flow, flow_attr, NULL, 0);
+	if (ret) {
+		free(flow);
+		errno = ret;
+		return NULL;
+	}
+	return flow;
+}
+
+int sib_destroy_flow(struct ibv_flow *flow)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_flow(flow);
+	if (ret)
+		return ret;
+	free(flow);
 	return 0;
 }

@@ -155,6 +155,7 @@ void sib_dealloc_driver(struct ib_device *ib_dev)
 	xa_destroy(&sdev->srq_xa);
 	xa_destroy(&sdev->ah_xa);
 	ida_destroy(&sdev->pd_ida);
+	sib_raw_dev_fini(sdev);
 	sib_mem_table_destroy(&sdev->mem);
 	if (registered)
 		pr_info("%s: removed (netdev %s)\n", dev_name(&ib_dev->dev),

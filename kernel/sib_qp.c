@@ -15,6 +15,7 @@
 #include "sib_timer.h"
 #include "sib_trace.h"
 #include "sib_verbs.h"
+#include "sib_wq.h"
 #include "sib_xrc.h"
 
 #define SIB_MIN_QPN	16
@@ -99,6 +100,9 @@ static int sib_xrc_check_init(struct ib_qp_init_attr *init)
 static int sib_qp_check_init(struct ib_qp_init_attr *init,
 			     struct ib_udata *udata)
 {
+	/* RSS QPs (sib_wq.c) are raw packet QPs without queues. */
+	if (init->rwq_ind_tbl)
+		return init->qp_type == IB_QPT_RAW_PACKET ? 0 : -EINVAL;
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
@@ -153,7 +157,10 @@ static int sib_qp_rings(struct sib_qp *qp, struct ib_qp_init_attr *init)
 	cap->max_send_wr = qp->sq.nslots;
 	cap->max_send_sge = qp->max_send_sge;
 	cap->max_inline_data = qp->max_inline;
-	if (init->srq || sib_qpt_is_xrc(init->qp_type))
+	/* An RSS QP's send queue is a placeholder that nobody maps. */
+	if (init->rwq_ind_tbl)
+		memset(cap, 0, sizeof(*cap));
+	if (init->srq || init->rwq_ind_tbl || sib_qpt_is_xrc(init->qp_type))
 		return 0;
 
 	slot = roundup_pow_of_two(SIB_RECV_WQE_HDR +
@@ -185,11 +192,15 @@ static int sib_qp_expose(struct sib_qp *qp, struct ib_udata *udata)
 {
 	struct sib_create_qp_resp resp = { .max_inline = qp->max_inline };
 	struct sib_ucontext *uctx;
-	int ret;
+	int ret = 0;
 
 	uctx = rdma_udata_to_drv_context(udata, struct sib_ucontext, ib_uc);
 	qp->uctx = uctx;
-	ret = sib_queue_expose(&qp->sq, &uctx->ib_uc, &resp.sq);
+	/* An RSS QP's send queue is only a placeholder: never shown. */
+	if (qp->rss)
+		resp.max_inline = 0;
+	else
+		ret = sib_queue_expose(&qp->sq, &uctx->ib_uc, &resp.sq);
 	if (!ret && qp->rq.hdr)
 		ret = sib_queue_expose(&qp->rq, &uctx->ib_uc, &resp.rq);
 	if (ret)
@@ -256,10 +267,20 @@ int sib_create_qp(struct ib_qp *ib_qp, struct ib_qp_init_attr *init,
 	qp->sdev = sdev;
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		qp->xrcd = init->xrcd;
+	if (init->rwq_ind_tbl) {
+		ret = sib_rss_qp_init(qp, init, udata);
+		if (ret)
+			goto err_count;
+	}
 	ret = sib_qp_rings(qp, init);
 	if (ret)
 		goto err_rings;
 	sib_qp_init_state(qp, init);
+	/* An RSS QP receives from its creation on (sib_wq.c). */
+	if (qp->rss) {
+		qp->state = IB_QPS_RTR;
+		qp->attr.qp_state = IB_QPS_RTR;
+	}
 
 	ret = sib_qp_alloc_qpn(sdev, init->qp_type, &qpn);
 	if (ret < 0)
@@ -281,6 +302,7 @@ err_xa:
 	xa_erase(&sdev->qp_xa, qpn);
 err_rings:
 	sib_qp_free_rings(qp);
+	sib_rss_qp_destroy(qp);
 err_count:
 	atomic_dec(&sdev->num_qp);
 	return ret;
@@ -337,6 +359,7 @@ int sib_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	}
 	sib_net_qp_fini(qp);
 	sib_qp_free_rings(qp);
+	sib_rss_qp_destroy(qp);
 	atomic_dec(&sdev->num_qp);
 	cond_synchronize_rcu_expedited(gp);
 	return 0;
@@ -544,6 +567,9 @@ int sib_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 
 	if (udata && udata->inlen)
 		return -EOPNOTSUPP;
+	/* An RSS QP has no state machine: it receives while it lives. */
+	if (qp->rss)
+		return -EOPNOTSUPP;
 	ret = sib_qp_check_attr(qp, attr, mask);
 	if (ret)
 		return ret;
@@ -624,6 +650,8 @@ int sib_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = qp->max_inline;
 	attr->cap.max_recv_wr = qp->rq.hdr ? qp->rq.nslots : 0;
 	attr->cap.max_recv_sge = qp->rq.hdr ? qp->max_recv_sge : 0;
+	if (qp->rss)	/* its send queue is a placeholder */
+		memset(&attr->cap, 0, sizeof(attr->cap));
 	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
 			    !READ_ONCE(qp->sq_drained_sent);
 

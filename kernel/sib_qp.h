@@ -25,6 +25,7 @@
 #include "sib_srq.h"
 
 struct sib_pass;
+struct sib_rss;
 
 /* A receive WQE, copied out of the RQ/SRQ ring once and validated. */
 struct sib_rwqe {
@@ -388,6 +389,8 @@ struct sib_local_ack {
  *		under RCU (sib_raw.c)
  * @raw_flows:	a raw packet QP's flows (struct sib_flow); written under
  *		the device's raw.lock, walked under RCU
+ * @rss:	an RSS QP's table and hash (sib_wq.c), else NULL; set at
+ *		creation, freed at destruction after the engine stopped
  */
 struct sib_qp {
 	struct ib_qp ib_qp;
@@ -442,6 +445,7 @@ struct sib_qp {
 	struct dentry *debugfs;
 	struct list_head raw_node;
 	struct list_head raw_flows;
+	struct sib_rss *rss;
 };
 
 enum {

@@ -51,6 +51,7 @@
 #include "sib_raw.h"
 #include "sib_req.h"
 #include "sib_resp.h"
+#include "sib_wq.h"
 
 static inline struct sib_flow *to_sflow(struct ib_flow *ib_flow)
 {
@@ -561,6 +562,18 @@ void sib_raw_dev_init(struct sib_dev *sdev)
 	sdev->raw.pt.func = sib_raw_rcv;
 	/* Not even a clone of what the host sends (dev_queue_xmit_nit()). */
 	sdev->raw.pt.ignore_outgoing = true;
+	ida_init(&sdev->raw.wq_ida);
+	ida_init(&sdev->raw.tbl_ida);
+}
+
+/**
+ * sib_raw_dev_fini() - free what sib_raw_dev_init() set up
+ * @sdev:	the device; ib_core destroyed its objects
+ */
+void sib_raw_dev_fini(struct sib_dev *sdev)
+{
+	ida_destroy(&sdev->raw.wq_ida);
+	ida_destroy(&sdev->raw.tbl_ida);
 }
 
 /**
@@ -684,16 +697,63 @@ int sib_raw_send(struct sib_qp *qp, struct sib_swqe *s)
 /* ---- receiving ------------------------------------------------------------ */
 
 /**
- * sib_raw_recv() - put a frame into a raw QP's next receive WQE
- * @qp:		the QP, its @engine held
+ * sib_raw_scatter() - copy a frame into a receive WQE's buffers
+ * @qp:		the raw packet QP that took it, for the keys' checks
+ * @pd:		the PD the WQE's lkeys must belong to
+ * @rwqe:	the WQE
  * @skb:	the frame, from its first byte; a VLAN tag the receive path
  *		took out is put back after the MACs
+ * @byte_len:	set to the frame's length, the tag included
  *
- * The completion's byte_len is the frame's length. A frame larger than
- * the WQE's buffers completes it with IB_WC_LOC_LEN_ERR, and the QP
- * enters the error state, as mlx5's does (IBA: a local length error is
- * a local error of the receive queue). Without a posted WQE the frame is
- * dropped, as a NIC drops it.
+ * Return: 0, or the completion status of a failed copy:
+ * IB_WC_LOC_LEN_ERR if the frame does not fit, IB_WC_LOC_PROT_ERR for a
+ * bad lkey.
+ */
+u8 sib_raw_scatter(struct sib_qp *qp, struct ib_pd *pd,
+		   const struct sib_rwqe *rwqe, struct sk_buff *skb,
+		   u32 *byte_len)
+{
+	struct sib_sgl_pos pos = {};
+	bool vlan = skb_vlan_tag_present(skb);
+	struct sib_dev *sdev = qp->sdev;
+	u32 qpn = sib_qpn(qp);
+	__be16 tag[2];
+	int ret;
+
+	*byte_len = skb->len + (vlan ? VLAN_HLEN : 0);
+	if (!vlan) {
+		ret = sib_sgl_copy_skb(sdev, pd, qpn, rwqe->sge, rwqe->num_sge,
+				       &pos, skb, 0, skb->len, SIB_TO_MEM);
+		goto out;
+	}
+	tag[0] = skb->vlan_proto;
+	tag[1] = htons(skb_vlan_tag_get(skb));
+	ret = sib_sgl_copy_skb(sdev, pd, qpn, rwqe->sge, rwqe->num_sge, &pos,
+			       skb, 0, 2 * ETH_ALEN, SIB_TO_MEM);
+	if (!ret)
+		ret = sib_sgl_copy(sdev, pd, qpn, rwqe->sge, rwqe->num_sge,
+				   &pos, tag, VLAN_HLEN, SIB_TO_MEM);
+	if (!ret)
+		ret = sib_sgl_copy_skb(sdev, pd, qpn, rwqe->sge, rwqe->num_sge,
+				       &pos, skb, 2 * ETH_ALEN,
+				       skb->len - 2 * ETH_ALEN, SIB_TO_MEM);
+out:
+	if (!ret)
+		return 0;
+	return ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+}
+
+/**
+ * sib_raw_recv() - put a frame into a raw QP's next receive WQE
+ * @qp:		the QP, its @engine held
+ * @skb:	the frame, from its first byte
+ *
+ * The completion's byte_len is the frame's length (sib_raw_scatter()). A
+ * frame larger than the WQE's buffers completes it with
+ * IB_WC_LOC_LEN_ERR, and the QP enters the error state, as mlx5's does
+ * (IBA: a local length error is a local error of the receive queue).
+ * Without a posted WQE the frame is dropped, as a NIC drops it. An RSS
+ * QP has no receive queue: sib_rss_recv() steers the frame to a WQ.
  */
 void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb)
 {
@@ -701,15 +761,19 @@ void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb)
 		.opcode = SIB_WC_RECV,
 		.qp_num = sib_qpn(qp),
 	};
-	struct sib_sgl_pos pos = {};
-	bool vlan = skb_vlan_tag_present(skb);
+	struct sib_flow_key k;
 	struct sib_rwqe rwqe;
-	__be16 tag[2];
 	int ret;
 
 	lockdep_assert_held(&qp->engine);
 	if (skb->len < ETH_HLEN)
 		return;
+	if (qp->rss) {
+		sib_flow_key_of(skb, (const struct ethhdr *)skb->data, ETH_HLEN,
+				&k);
+		sib_rss_recv(qp, skb, &k);
+		return;
+	}
 	ret = sib_rq_take(qp, &rwqe);
 	if (ret == -EBADMSG) {
 		/* Malformed: the flush completes it (sib_flush_rq()). */
@@ -722,32 +786,8 @@ void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb)
 		return;
 
 	cqe.wr_id = rwqe.wr_id;
-	cqe.byte_len = skb->len + (vlan ? VLAN_HLEN : 0);
-	if (vlan) {
-		tag[0] = skb->vlan_proto;
-		tag[1] = htons(skb_vlan_tag_get(skb));
-		ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-				       rwqe.sge, rwqe.num_sge, &pos, skb, 0,
-				       2 * ETH_ALEN, SIB_TO_MEM);
-		if (!ret)
-			ret = sib_sgl_copy(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-					   rwqe.sge, rwqe.num_sge, &pos, tag,
-					   VLAN_HLEN, SIB_TO_MEM);
-		if (!ret)
-			ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd,
-					       sib_qpn(qp), rwqe.sge,
-					       rwqe.num_sge, &pos, skb,
-					       2 * ETH_ALEN,
-					       skb->len - 2 * ETH_ALEN,
-					       SIB_TO_MEM);
-	} else {
-		ret = sib_sgl_copy_skb(qp->sdev, qp->ib_qp.pd, sib_qpn(qp),
-				       rwqe.sge, rwqe.num_sge, &pos, skb, 0,
-				       skb->len, SIB_TO_MEM);
-	}
-	if (ret)
-		cqe.status = ret == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
-			     IB_WC_LOC_PROT_ERR;
+	cqe.status = sib_raw_scatter(qp, qp->ib_qp.pd, &rwqe, skb,
+				     &cqe.byte_len);
 	if (sib_cq_post(sib_qp_rcq(qp), &cqe, false))
 		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
 	else if (cqe.status)

@@ -6,6 +6,7 @@
 #ifndef SIB_RAW_H
 #define SIB_RAW_H
 
+#include <linux/idr.h>
 #include <linux/if_ether.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -14,6 +15,7 @@
 
 struct sib_dev;
 struct sib_qp;
+struct sib_rwqe;
 struct sib_swqe;
 
 /* Flows a device may hold, all QPs together: bounds the per-frame work. */
@@ -97,7 +99,8 @@ struct sib_flow {
  * struct sib_raw - a device's raw packet QPs and their flows
  * @lock:	serialises create_flow, destroy_flow and the creation and
  *		destruction of raw QPs: guards the writers of @qps and of
- *		each QP's @raw_flows, @nflows and @pt_on
+ *		each QP's @raw_flows, @nflows and @pt_on; also the counts
+ *		that keep WQs and indirection tables alive (sib_wq.h)
  * @qps:	the raw packet QPs (struct sib_qp's @raw_node); an RCU list,
  *		walked by the receive hook and the send loopback
  * @nflows:	flows of all QPs; also read without the lock, as a hint
@@ -105,6 +108,10 @@ struct sib_flow {
  *		the netdev's other traffic (RoCEv2 included) pays nothing
  *		otherwise
  * @pt:		the ETH_P_ALL receive hook bound to the device's netdev
+ * @nwqs:	live receive WQs, bounded by SIB_MAX_WQ
+ * @ntables:	live indirection tables, bounded by SIB_MAX_IND_TABLES
+ * @wq_ida:	WQ numbers; the IDA has its own lock
+ * @tbl_ida:	indirection table numbers; likewise
  */
 struct sib_raw {
 	struct mutex lock;	/* see above */
@@ -112,14 +119,22 @@ struct sib_raw {
 	unsigned int nflows;
 	bool pt_on;
 	struct packet_type pt;
+	atomic_t nwqs;
+	atomic_t ntables;
+	struct ida wq_ida;
+	struct ida tbl_ida;
 };
 
 void sib_raw_dev_init(struct sib_dev *sdev);
+void sib_raw_dev_fini(struct sib_dev *sdev);
 void sib_raw_qp_init(struct sib_qp *qp);
 void sib_raw_qp_destroy(struct sib_qp *qp);
 u8 sib_raw_check_len(struct sib_qp *qp, u32 len);
 int sib_raw_send(struct sib_qp *qp, struct sib_swqe *s);
 void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb);
+u8 sib_raw_scatter(struct sib_qp *qp, struct ib_pd *pd,
+		   const struct sib_rwqe *rwqe, struct sk_buff *skb,
+		   u32 *byte_len);
 struct ib_flow *sib_create_flow(struct ib_qp *ib_qp,
 				struct ib_flow_attr *attr,
 				struct ib_udata *udata);

@@ -23,6 +23,7 @@
 #include "sib_res.h"
 #include "sib_srq.h"
 #include "sib_ud.h"
+#include "sib_wq.h"
 #include "sib_verbs.h"
 #include "sib_xrc.h"
 
@@ -93,6 +94,7 @@ static int sib_query_device(struct ib_device *ib_dev,
 	 * stripping, FCS scatter, checksum or delay drop: sib_raw.c).
 	 */
 	attr->max_raw_ethy_qp = SIB_MAX_QP;
+	sib_wq_caps(attr);
 	return 0;
 }
 
@@ -504,18 +506,23 @@ const struct ib_device_ops sib_dev_ops = {
 	.create_cq = sib_create_cq,
 	.create_flow = sib_create_flow,
 	.create_qp = sib_create_qp,
+	.create_rwq_ind_table = sib_create_rwq_ind_table,
 	.create_srq = sib_create_srq,
+	.create_wq = sib_create_wq,
 	.destroy_ah = sib_destroy_ah,
 	.destroy_cq = sib_destroy_cq,
 	.destroy_flow = sib_destroy_flow,
 	.destroy_qp = sib_destroy_qp,
+	.destroy_rwq_ind_table = sib_destroy_rwq_ind_table,
 	.destroy_srq = sib_destroy_srq,
+	.destroy_wq = sib_destroy_wq,
 	.detach_mcast = sib_detach_mcast,
 	.fill_res_cq_entry = sib_fill_res_cq_entry,
 	.fill_res_qp_entry = sib_fill_res_qp_entry,
 	.mmap = sib_mmap,
 	.mmap_free = sib_mmap_free,
 	.modify_qp = sib_modify_qp,
+	.modify_wq = sib_modify_wq,
 	.modify_srq = sib_modify_srq,
 	.poll_cq = sib_poll_cq,
 	.post_recv = sib_post_recv,
@@ -550,6 +557,7 @@ const struct ib_device_ops sib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, sib_cq, ib_cq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sib_pd, ib_pd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sib_qp, ib_qp),
+	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, sib_ind_table, ib_tbl),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sib_srq, ib_srq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sib_ucontext, ib_uc),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, sib_xrcd, ib_xrcd),

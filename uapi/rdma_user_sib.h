@@ -534,4 +534,62 @@ struct sib_create_srq_resp {
 	__u32 reserved;
 };
 
+/*
+ * ---------------------------------------------------------------------
+ * Receive work queues and RSS
+ *
+ * A receive work queue (ibv_create_wq, IBV_WQT_RQ) is a receive ring of
+ * its own, with the layout and rules of an SRQ's: struct sib_recv_wqe
+ * slots that the process produces and the kernel consumes. Its
+ * completions go to the CQ it was created with; their qp_num is the WQ's
+ * number (wq_num). Only a WQ in the ready state (IBV_WQS_RDY) takes
+ * frames. Moving it to IBV_WQS_ERR completes every WQE in the ring with
+ * IBV_WC_WR_FLUSH_ERR and sets SIB_RING_F_QP_ERR in the ring's flags; a
+ * WQE posted after that is flushed by the next modify_wq to IBV_WQS_ERR,
+ * which a provider sends as the doorbell of a WQ in error. Moving it to
+ * IBV_WQS_RESET drops the WQEs in the ring without completions and
+ * clears the flag.
+ *
+ * An RSS QP is a raw packet QP created with an indirection table
+ * (IB_UVERBS_CREATE_QP_MASK_IND_TABLE) and, as driver data of the create
+ * command, struct sib_create_qp_rss. It has no queues of its own: it
+ * receives from its creation on, cannot be modified, and each frame one
+ * of its flows takes goes to the WQ at entry (hash & (table size - 1)) of
+ * the table, hash being the Toeplitz hash with rx_hash_key of the fields
+ * rx_hash_fields_mask selects (Documentation/roce.md, "RSS").
+ */
+struct sib_create_wq_resp {
+	struct sib_ring_info ring;
+};
+
+enum sib_rx_hash_function {
+	SIB_RX_HASH_FUNC_TOEPLITZ = 1 << 0,	/* IBV_RX_HASH_FUNC_TOEPLITZ */
+};
+
+/* The fields hashed: the values of enum ibv_rx_hash_fields. */
+enum sib_rx_hash_fields {
+	SIB_RX_HASH_SRC_IPV4 = 1 << 0,
+	SIB_RX_HASH_DST_IPV4 = 1 << 1,
+	SIB_RX_HASH_SRC_IPV6 = 1 << 2,
+	SIB_RX_HASH_DST_IPV6 = 1 << 3,
+	SIB_RX_HASH_SRC_PORT_TCP = 1 << 4,
+	SIB_RX_HASH_DST_PORT_TCP = 1 << 5,
+	SIB_RX_HASH_SRC_PORT_UDP = 1 << 6,
+	SIB_RX_HASH_DST_PORT_UDP = 1 << 7,
+};
+
+/* An indirection table has 2^SIB_MAX_LOG_IND_TBL entries at most. */
+#define SIB_MAX_LOG_IND_TBL	10
+
+/* The Toeplitz key: 40 bytes hash an IPv6 4-tuple (36 bytes). */
+#define SIB_RX_HASH_KEY_LEN	40
+
+struct sib_create_qp_rss {
+	__aligned_u64 rx_hash_fields_mask;	/* enum ibv_rx_hash_fields */
+	__u8 rx_hash_function;		/* enum sib_rx_hash_function */
+	__u8 rx_hash_key_len;		/* SIB_RX_HASH_KEY_LEN */
+	__u8 reserved[6];		/* 0 */
+	__u8 rx_hash_key[SIB_RX_HASH_KEY_LEN];
+};
+
 #endif /* RDMA_USER_SIB_H */

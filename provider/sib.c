@@ -44,6 +44,7 @@ static int sib_query_device_ex(struct ibv_context *ibctx,
 
 	sib_format_fw_ver(attr->orig_attr.fw_ver,
 			  sizeof(attr->orig_attr.fw_ver), resp.base.fw_ver);
+	sib_rss_caps(attr, attr_size);
 	return 0;
 }
 
@@ -357,8 +358,10 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.create_flow = sib_create_flow,
 	.create_qp = sib_create_qp,
 	.create_qp_ex = sib_create_qp_ex,
+	.create_rwq_ind_table = sib_create_rwq_ind_table,
 	.create_srq = sib_create_srq,
 	.create_srq_ex = sib_create_srq_ex,
+	.create_wq = sib_create_wq,
 	.dealloc_mw = sib_dealloc_mw,
 	.dealloc_pd = sib_dealloc_pd,
 	.dealloc_td = sib_dealloc_td,
@@ -367,7 +370,9 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.destroy_cq = sib_destroy_cq,
 	.destroy_flow = sib_destroy_flow,
 	.destroy_qp = sib_destroy_qp,
+	.destroy_rwq_ind_table = sib_destroy_rwq_ind_table,
 	.destroy_srq = sib_destroy_srq,
+	.destroy_wq = sib_destroy_wq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sib_free_context,
 	.free_dm = sib_free_dm,
@@ -377,6 +382,7 @@ static const struct verbs_context_ops sib_ctx_ops = {
 	.import_pd = sib_import_pd,
 	.modify_qp = sib_modify_qp,
 	.modify_srq = sib_modify_srq,
+	.modify_wq = sib_modify_wq,
 	.open_qp = sib_open_qp,
 	.open_xrcd = sib_open_xrcd,
 	.poll_cq = sib_poll_cq,

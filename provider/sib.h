@@ -268,6 +268,22 @@ static inline struct sib_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
 }
 
 /* ---------------------------------------------------------------------
+ * Receive work queues
+ *
+ * A receive work queue (ibv_create_wq): an RQ ring of its own, which RSS
+ * QPs fill (sib_rwq.c).
+ */
+struct sib_rwq {
+	struct ibv_wq ibv_wq;
+	struct sib_wq rq;
+};
+
+static inline struct sib_rwq *to_srwq(struct ibv_wq *ibwq)
+{
+	return container_of(ibwq, struct sib_rwq, ibv_wq);
+}
+
+/* ---------------------------------------------------------------------
  * Address handles
  */
 struct sib_ah {
@@ -309,6 +325,10 @@ SIB_DECLARE_DRV_CMD(sib_cmd_resize_cq, ibv_resize_cq, sib_empty,
 		    ib_uverbs_resize_cq_resp, sib_create_cq_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_qp_ex, ibv_create_qp_ex, sib_empty,
 		    ib_uverbs_ex_create_qp_resp, sib_create_qp_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_qp_rss, ibv_create_qp_ex, sib_create_qp_rss,
+		    ib_uverbs_ex_create_qp_resp, sib_create_qp_resp);
+SIB_DECLARE_DRV_CMD(sib_cmd_create_wq, ibv_create_wq, sib_empty,
+		    ib_uverbs_ex_create_wq_resp, sib_create_wq_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_ah, ib_uverbs_create_ah, sib_empty,
 		    ib_uverbs_create_ah_resp, sib_create_ah_resp);
 SIB_DECLARE_DRV_CMD(sib_cmd_create_srq, ibv_create_srq, sib_empty,
@@ -321,6 +341,9 @@ SIB_DECLARE_DRV_CMD(sib_cmd_create_xsrq, ibv_create_xsrq, sib_empty,
 	(sizeof(struct sib_cmd_create_cq_ex) % 8 == 0 &&                       \
 	 sizeof(struct sib_cmd_create_cq_ex_resp) % 8 == 0 &&                  \
 	 sizeof(struct sib_cmd_create_qp_ex) % 8 == 0 &&                       \
+	 sizeof(struct sib_cmd_create_qp_rss) % 8 == 0 &&                      \
+	 sizeof(struct sib_cmd_create_wq) % 8 == 0 &&                          \
+	 sizeof(struct sib_cmd_create_wq_resp) % 8 == 0 &&                     \
 	 sizeof(struct sib_cmd_create_qp_ex_resp) % 8 == 0)
 _Static_assert(SIB_EX_CMD_WORDS_OK,
 	       "extended sib commands must be made of 64-bit words");
@@ -412,6 +435,19 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
+
+/* sib_rwq.c */
+struct ibv_wq *sib_create_wq(struct ibv_context *ibctx,
+			     struct ibv_wq_init_attr *attr);
+int sib_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
+int sib_destroy_wq(struct ibv_wq *ibwq);
+struct ibv_rwq_ind_table *
+sib_create_rwq_ind_table(struct ibv_context *ibctx,
+			 struct ibv_rwq_ind_table_init_attr *attr);
+int sib_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
+struct ibv_qp *sib_create_rss_qp(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr);
+void sib_rss_caps(struct ibv_device_attr_ex *attr, size_t attr_size);
 
 /* sib_srq.c */
 struct ibv_srq *sib_create_srq(struct ibv_pd *pd,

@@ -468,6 +468,8 @@ SIB_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 SIB_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 SIB_DECLARE_CMD_EX(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
 SIB_DECLARE_CMD(ibv_post_send, ib_uverbs_post_send);
+SIB_DECLARE_CMD_EX(ibv_create_wq, ib_uverbs_ex_create_wq);
+SIB_DECLARE_CMD_EX(ibv_modify_wq, ib_uverbs_ex_modify_wq);
 
 /* Placeholder for a command or response side without driver data. */
 struct sib_empty {
@@ -925,6 +927,22 @@ int ibv_cmd_create_flow(struct ibv_qp *qp, struct ibv_flow *flow_id,
 			struct ibv_flow_attr *flow_attr, void *ucmd,
 			size_t ucmd_size);
 int ibv_cmd_destroy_flow(struct ibv_flow *flow_id);
+
+/* Receive WQs and indirection tables: the same in ABI 34 and 65. */
+int ibv_cmd_create_wq(struct ibv_context *context,
+		      struct ibv_wq_init_attr *wq_init_attr, struct ibv_wq *wq,
+		      struct ibv_create_wq *cmd, size_t cmd_size,
+		      struct ib_uverbs_ex_create_wq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr,
+		      struct ibv_modify_wq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_wq(struct ibv_wq *wq);
+int ibv_cmd_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *init_attr,
+				 struct ibv_rwq_ind_table *rwq_ind_table,
+				 struct ib_uverbs_ex_create_rwq_ind_table_resp *resp,
+				 size_t resp_size);
+int ibv_cmd_destroy_rwq_ind_table(struct ibv_rwq_ind_table *rwq_ind_table);
 
 /* ---------------------------------------------------------------------
  * Layout checks (x86_64; rdma-core v44 / PABI 34, v65 / PABI 65)

@@ -1083,6 +1083,10 @@ err_free:
 struct ibv_qp *sib_create_qp_ex(struct ibv_context *ibctx,
 				struct ibv_qp_init_attr_ex *attr)
 {
+	/* An RSS QP has no queues: sib_rwq.c. */
+	if (attr->comp_mask &
+	    (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
+		return sib_create_rss_qp(ibctx, attr);
 	return sib_create_qp_common(ibctx, attr);
 }
 

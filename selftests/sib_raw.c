@@ -1021,4 +1021,670 @@ TEST_F(one, loopback_once)
 	EXPECT_EQ(0, ibv_destroy_flow(f));
 }
 
+/* ---- receive work queues and RSS (kernel/sib_wq.c) ---------------------------- */
+
+/* The test's own Toeplitz hash, as Microsoft's RSS specification has it. */
+static uint32_t toeplitz(const uint8_t *key, const uint8_t *in, int len)
+{
+	uint32_t window = (uint32_t)key[0] << 24 | key[1] << 16 |
+			  key[2] << 8 | key[3];
+	uint32_t hash = 0;
+
+	for (int i = 0; i < len; i++) {
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] >> b & 1)
+				hash ^= window;
+			window = window << 1 | (key[i + 4] >> b & 1);
+		}
+	}
+	return hash;
+}
+
+/* Microsoft's verification key. */
+static const uint8_t MS_KEY[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
+	0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
+	0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+	0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/*
+ * The hash input sib reads (kernel/sib_wq.c): source address, destination
+ * address, source port, destination port, each if @fields selects it and
+ * the frame has it.
+ */
+static int rss_input(const struct fspec *s, uint64_t fields, uint8_t *in)
+{
+	uint64_t sip = s->v6 ? IBV_RX_HASH_SRC_IPV6 : IBV_RX_HASH_SRC_IPV4;
+	uint64_t dip = s->v6 ? IBV_RX_HASH_DST_IPV6 : IBV_RX_HASH_DST_IPV4;
+	bool tcp = s->proto == IPPROTO_TCP;
+	uint64_t sp = tcp ? IBV_RX_HASH_SRC_PORT_TCP : IBV_RX_HASH_SRC_PORT_UDP;
+	uint64_t dp = tcp ? IBV_RX_HASH_DST_PORT_TCP : IBV_RX_HASH_DST_PORT_UDP;
+	int af = s->v6 ? AF_INET6 : AF_INET, alen = s->v6 ? 16 : 4, n = 0;
+	uint16_t port;
+
+	if (fields & sip) {
+		inet_pton(af, s->sip ? s->sip : s->v6 ?
+			  "a0a1::a2a3:a4a5:a6a7:a8a9" : "1.1.1.1", in + n);
+		n += alen;
+	}
+	if (fields & dip) {
+		inet_pton(af, s->dip ? s->dip : s->v6 ?
+			  "b0b1::b2b3:b4b5:b6b7:b8b9" : "2.2.2.2", in + n);
+		n += alen;
+	}
+	if (fields & sp) {
+		port = htons(s->sport ? s->sport : 1234);
+		memcpy(in + n, &port, 2);
+		n += 2;
+	}
+	if (fields & dp) {
+		port = htons(s->dport ? s->dport : 5678);
+		memcpy(in + n, &port, 2);
+		n += 2;
+	}
+	return n;
+}
+
+/* The test's hash against the specification's published results. */
+TEST(toeplitz_reference)
+{
+	static const struct {
+		struct fspec s;
+		uint32_t ip, ip_ports;
+	} v[] = {
+		{ { .sip = "66.9.149.187", .dip = "161.142.100.80",
+		    .sport = 2794, .dport = 1766, .proto = IPPROTO_TCP },
+		  0x323e8fc2, 0x51ccc178 },
+		{ { .sip = "199.92.111.2", .dip = "65.69.140.83",
+		    .sport = 14230, .dport = 4739, .proto = IPPROTO_TCP },
+		  0xd718262a, 0xc626b0ea },
+		{ { .v6 = true, .sip = "3ffe:2501:200:1fff::7",
+		    .dip = "3ffe:2501:200:3::1", .sport = 2794,
+		    .dport = 1766, .proto = IPPROTO_TCP },
+		  0x2cc18cd5, 0x40207d3d },
+	};
+	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+	uint64_t ip6 = IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
+	uint64_t tcp = IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
+	uint8_t in[36];
+
+	for (unsigned int i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint64_t ip = v[i].s.v6 ? ip6 : ip4;
+		int n = rss_input(&v[i].s, ip, in);
+
+		EXPECT_EQ(v[i].ip, toeplitz(MS_KEY, in, n)) TH_LOG("vector %u", i);
+		n = rss_input(&v[i].s, ip | tcp, in);
+		EXPECT_EQ(v[i].ip_ports, toeplitz(MS_KEY, in, n))
+			TH_LOG("vector %u with ports", i);
+	}
+}
+
+#define RSS_MAXWQ	16
+#define RSS_SLOT	2048
+#define RSS_DEPTH	4
+
+/* An RSS QP on B: its table of WQs, their two CQs, its buffers. */
+struct rss {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq[2];
+	struct ibv_wq *wq[RSS_MAXWQ];
+	int nwq;
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp *qp;
+	struct ibv_flow *flow;
+	struct ibv_mr *mr;
+	uint8_t *buf;		/* RSS_DEPTH slots of RSS_SLOT per WQ */
+	uint64_t fields;
+};
+
+static uint8_t *rss_slot(struct rss *r, int wq, int slot)
+{
+	return r->buf + ((size_t)wq * RSS_DEPTH + slot) * RSS_SLOT;
+}
+
+/* Post @len bytes of slot @slot of WQ @wq; wr_id = wq << 8 | slot. */
+static int rss_post_len(struct rss *r, int wq, int slot, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)rss_slot(r, wq, slot),
+			       .length = len, .lkey = r->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)wq << 8 | slot,
+				  .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	memset(rss_slot(r, wq, slot), 0xee, RSS_SLOT);
+	return ibv_post_wq_recv(r->wq[wq], &wr, &bad);
+}
+
+static int rss_post(struct rss *r, int wq, int slot)
+{
+	return rss_post_len(r, wq, slot, RSS_SLOT);
+}
+
+static struct ibv_wq *wq_new(struct ibv_context *ctx, struct ibv_pd *pd,
+			     struct ibv_cq *cq, uint32_t max_wr)
+{
+	struct ibv_wq_init_attr a = { .wq_type = IBV_WQT_RQ, .max_wr = max_wr,
+				      .max_sge = 1, .pd = pd, .cq = cq };
+
+	return ibv_create_wq(ctx, &a);
+}
+
+static int wq_state(struct ibv_wq *wq, enum ibv_wq_state state)
+{
+	struct ibv_wq_attr a = { .attr_mask = IBV_WQ_ATTR_STATE,
+				 .wq_state = state };
+
+	return ibv_modify_wq(wq, &a);
+}
+
+static struct ibv_rwq_ind_table *tbl_new(struct ibv_context *ctx,
+					 struct ibv_wq **wqs, int log)
+{
+	struct ibv_rwq_ind_table_init_attr a = { .log_ind_tbl_size = log,
+						 .ind_tbl = wqs };
+
+	return ibv_create_rwq_ind_table(ctx, &a);
+}
+
+static struct ibv_qp *rss_qp_new(struct ibv_context *ctx, struct ibv_pd *pd,
+				 struct ibv_rwq_ind_table *tbl, uint64_t fields,
+				 uint8_t func, uint8_t keylen)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd,
+		.rwq_ind_tbl = tbl,
+		.rx_hash_conf = {
+			.rx_hash_function = func,
+			.rx_hash_key_len = keylen,
+			.rx_hash_key = (uint8_t *)MS_KEY,
+			.rx_hash_fields_mask = fields,
+		},
+	};
+
+	return ibv_create_qp_ex(ctx, &a);
+}
+
+/*
+ * 2^@log ready WQs (WQ i on CQ i % 2) with RSS_DEPTH WQEs each, a table,
+ * an RSS QP hashing @fields with MS_KEY, and a flow on the frames' MAC.
+ */
+static int rss_open(struct rss *r, struct rawq *b, int log, uint64_t fields)
+{
+	struct fattr a;
+
+	memset(r, 0, sizeof(*r));
+	r->ctx = b->ctx;
+	r->pd = b->pd;
+	r->nwq = 1 << log;
+	r->fields = fields;
+	r->buf = calloc(RSS_MAXWQ * RSS_DEPTH, RSS_SLOT);
+	r->cq[0] = ibv_create_cq(r->ctx, 256, NULL, NULL, 0);
+	r->cq[1] = ibv_create_cq(r->ctx, 256, NULL, NULL, 0);
+	if (!r->buf || !r->cq[0] || !r->cq[1])
+		return -1;
+	r->mr = ibv_reg_mr(r->pd, r->buf, RSS_MAXWQ * RSS_DEPTH * RSS_SLOT,
+			   IBV_ACCESS_LOCAL_WRITE);
+	if (!r->mr)
+		return -1;
+	for (int i = 0; i < r->nwq; i++) {
+		r->wq[i] = wq_new(r->ctx, r->pd, r->cq[i % 2], RSS_DEPTH);
+		if (!r->wq[i] || wq_state(r->wq[i], IBV_WQS_RDY))
+			return -1;
+		for (int j = 0; j < RSS_DEPTH; j++)
+			if (rss_post(r, i, j))
+				return -1;
+	}
+	r->tbl = tbl_new(r->ctx, r->wq, log);
+	if (!r->tbl)
+		return -1;
+	r->qp = rss_qp_new(r->ctx, r->pd, r->tbl, fields,
+			   IBV_RX_HASH_FUNC_TOEPLITZ, 40);
+	if (!r->qp)
+		return -1;
+	fattr_init(&a, IBV_FLOW_ATTR_NORMAL, 0);
+	add_eth(&a, MC_MAC, 0, -1);
+	r->flow = ibv_create_flow(r->qp, &a.attr);
+	return r->flow ? 0 : -1;
+}
+
+static void rss_close(struct rss *r)
+{
+	if (r->flow)
+		ibv_destroy_flow(r->flow);
+	if (r->qp)
+		ibv_destroy_qp(r->qp);
+	if (r->tbl)
+		ibv_destroy_rwq_ind_table(r->tbl);
+	for (int i = 0; i < RSS_MAXWQ; i++)
+		if (r->wq[i])
+			ibv_destroy_wq(r->wq[i]);
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	for (int i = 0; i < 2; i++)
+		if (r->cq[i])
+			ibv_destroy_cq(r->cq[i]);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * One completion from either CQ within @ms milliseconds: 1 + the index
+ * of the CQ it came from, or 0.
+ */
+static int rss_poll(struct rss *r, struct ibv_wc *wc, int ms)
+{
+	for (int i = 0; i <= ms; i++) {
+		for (int c = 0; c < 2; c++)
+			if (ibv_poll_cq(r->cq[c], 1, wc) == 1)
+				return 1 + c;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* The WQ the test computes for frame @s. */
+static int rss_expect(struct rss *r, const struct fspec *s)
+{
+	uint8_t in[36];
+	int n = rss_input(s, r->fields, in);
+
+	return toeplitz(MS_KEY, in, n) & (r->nwq - 1);
+}
+
+/*
+ * Send each frame from A; each must land, byte for byte, in the next WQE
+ * of the WQ the hash selects, with its completion on that WQ's CQ. Frames
+ * are sent one at a time, so that a completion belongs to the last one.
+ * Returns how many distinct WQs took frames.
+ */
+static int rss_check(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(veth) *self, struct rss *r,
+		     const struct fspec *s, int n)
+{
+	int next[RSS_MAXWQ] = { 0 }, hit[RSS_MAXWQ] = { 0 }, used = 0;
+	struct ibv_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		int want = rss_expect(r, &s[i]), len = build(self->frame, &s[i]);
+		int wq, slot, cq;
+
+		EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+		cq = rss_poll(r, &wc, 2000);
+		if (!cq) {
+			EXPECT_TRUE(false) TH_LOG("frame %d: no completion", i);
+			return -1;
+		}
+		wq = wc.wr_id >> 8;
+		slot = wc.wr_id & 0xff;
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("frame %d", i);
+		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+		EXPECT_EQ(want, wq) TH_LOG("frame %d: hash %#x", i,
+					   rss_expect(r, &s[i]));
+		ASSERT_LT(wq, r->nwq);
+		EXPECT_EQ(r->wq[wq]->wq_num, wc.qp_num);
+		/* the WQ's own CQ, and its WQEs in ring order */
+		EXPECT_EQ(1 + wq % 2, cq);
+		EXPECT_EQ(next[wq], slot);
+		EXPECT_EQ((uint32_t)len, wc.byte_len);
+		EXPECT_EQ(0, memcmp(rss_slot(r, wq, slot), self->frame, len));
+		EXPECT_EQ(0xee, rss_slot(r, wq, slot)[len]);
+		next[wq] = (slot + 1) % RSS_DEPTH;
+		EXPECT_EQ(0, rss_post(r, wq, slot));
+		if (!hit[wq]++)
+			used++;
+	}
+	/* and nothing more */
+	EXPECT_EQ(0, rss_poll(r, &wc, 200));
+	return used;
+}
+
+static const char *const SRC4[] = {
+	"10.0.0.1", "10.0.0.2", "10.0.1.7", "172.16.5.9", "192.168.3.200",
+	"11.22.33.44", "100.64.0.1", "198.51.100.17",
+};
+
+/* UDP over IPv4, 4-tuple hash over 8 WQs: each frame where Toeplitz says. */
+TEST_F(veth, rss_spread)
+{
+	uint64_t f = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
+		     IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+	struct fspec s[32];
+	int want[RSS_MAXWQ] = { 0 }, nwant = 0;
+	struct rss r;
+
+	ASSERT_EQ(0, rss_open(&r, &self->b, 3, f)) TH_LOG("%s",
+							  strerror(errno));
+	for (int i = 0; i < 32; i++) {
+		s[i] = (struct fspec){ .proto = IPPROTO_UDP,
+				       .sip = SRC4[i % 8],
+				       .sport = 1000 + 37 * i,
+				       .dport = 4791 + (i / 8),
+				       .paylen = 64 + 29 * i };
+		if (!want[rss_expect(&r, &s[i])]++)
+			nwant++;
+	}
+	/* The inputs spread: the test is not satisfied by one WQ. */
+	ASSERT_GE(nwant, 5);
+	EXPECT_EQ(nwant, rss_check(_metadata, self, &r, s, 32));
+	rss_close(&r);
+}
+
+/* TCP over IPv6 over 4 WQs, and a frame of the other L4 protocol. */
+TEST_F(veth, rss_ipv6_tcp)
+{
+	uint64_t f = IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 |
+		     IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
+	static const char *const src6[] = {
+		"2001:db8::1", "2001:db8::2", "2001:db8:5::77", "fe80::1234",
+		"2001:db8:ffff::9", "3ffe:2501:200:1fff::7",
+	};
+	struct fspec s[13];
+	struct rss r;
+
+	ASSERT_EQ(0, rss_open(&r, &self->b, 2, f));
+	for (int i = 0; i < 12; i++)
+		s[i] = (struct fspec){ .v6 = true, .proto = IPPROTO_TCP,
+				       .sip = src6[i % 6],
+				       .dip = "2001:db8:1::9",
+				       .sport = 40000 + i * 101, .dport = 443,
+				       .paylen = 200 };
+	/* UDP: the TCP port fields are not the frame's; addresses only. */
+	s[12] = (struct fspec){ .v6 = true, .proto = IPPROTO_UDP,
+				.sip = src6[2], .sport = 7, .paylen = 10 };
+	EXPECT_LE(2, rss_check(_metadata, self, &r, s, 13));
+	rss_close(&r);
+}
+
+/* Only the destination port is hashed: other fields do not move a frame. */
+TEST_F(veth, rss_fields)
+{
+	struct fspec s[16];
+	struct rss r;
+	uint8_t in[36];
+
+	ASSERT_EQ(0, rss_open(&r, &self->b, 3, IBV_RX_HASH_DST_PORT_UDP));
+	for (int i = 0; i < 16; i++)
+		s[i] = (struct fspec){ .proto = IPPROTO_UDP, .sip = SRC4[i % 8],
+				       .sport = 999 + i,
+				       .dport = i < 8 ? 5000 : 5001 + i,
+				       .paylen = 16 };
+	/* the first eight share a destination port, hence a WQ */
+	for (int i = 1; i < 8; i++)
+		EXPECT_EQ(rss_expect(&r, &s[0]), rss_expect(&r, &s[i]));
+	EXPECT_EQ(2, rss_input(&s[0], r.fields, in));
+	EXPECT_LE(2, rss_check(_metadata, self, &r, s, 16));
+	rss_close(&r);
+}
+
+/* WQ states: RESET and ERR take nothing; ERR flushes; no ERR to RDY. */
+TEST_F(veth, wq_states)
+{
+	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 100 };
+	struct ibv_wq_attr wa = {};
+	struct ibv_wc wc;
+	struct rss r;
+	int len = build(self->frame, &s);
+
+	ASSERT_EQ(0, rss_open(&r, &self->b, 0, IBV_RX_HASH_SRC_IPV4));
+	/* RDY: the frame is taken */
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, rss_post(&r, 0, wc.wr_id & 0xff));
+
+	/* RESET: dropped, its WQEs too, without completions */
+	EXPECT_EQ(0, wq_state(r.wq[0], IBV_WQS_RESET));
+	EXPECT_EQ(IBV_WQS_RESET, r.wq[0]->state);
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	EXPECT_EQ(0, rss_poll(&r, &wc, 300));
+	/* back to RDY with two new WQEs: the next frame takes the first */
+	EXPECT_EQ(0, wq_state(r.wq[0], IBV_WQS_RDY));
+	EXPECT_EQ(0, rss_post(&r, 0, 2));
+	EXPECT_EQ(0, rss_post(&r, 0, 3));
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2, wc.wr_id & 0xff);
+	EXPECT_EQ(0, memcmp(rss_slot(&r, 0, 2), self->frame, len));
+
+	/* a wrong current state; no way from RDY to... ERR is fine */
+	wa.attr_mask = IBV_WQ_ATTR_STATE | IBV_WQ_ATTR_CURR_STATE;
+	wa.curr_wq_state = IBV_WQS_RESET;
+	wa.wq_state = IBV_WQS_ERR;
+	EXPECT_EQ(EINVAL, ibv_modify_wq(r.wq[0], &wa));
+	wa.curr_wq_state = IBV_WQS_RDY;
+	/* ERR: the WQE left (slot 3) is flushed */
+	EXPECT_EQ(0, ibv_modify_wq(r.wq[0], &wa));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(3, wc.wr_id & 0xff);
+	EXPECT_EQ(r.wq[0]->wq_num, wc.qp_num);
+	EXPECT_EQ(0, rss_poll(&r, &wc, 100));
+	/* a WQE posted in ERR is flushed too, and frames are not taken */
+	EXPECT_EQ(0, rss_post(&r, 0, 1));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(1, wc.wr_id & 0xff);
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	EXPECT_EQ(0, rss_poll(&r, &wc, 300));
+	/* ERR to RDY does not exist; ERR to RESET to RDY does */
+	EXPECT_EQ(EINVAL, wq_state(r.wq[0], IBV_WQS_RDY));
+	EXPECT_EQ(IBV_WQS_ERR, r.wq[0]->state);
+	EXPECT_EQ(0, wq_state(r.wq[0], IBV_WQS_RESET));
+	EXPECT_EQ(0, wq_state(r.wq[0], IBV_WQS_RDY));
+	EXPECT_EQ(0, rss_post(&r, 0, 0));
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, memcmp(rss_slot(&r, 0, 0), self->frame, len));
+	/* WQ flags: none implemented */
+	wa.attr_mask = IBV_WQ_ATTR_FLAGS;
+	wa.flags = IBV_WQ_FLAGS_SCATTER_FCS;
+	wa.flags_mask = IBV_WQ_FLAGS_SCATTER_FCS;
+	EXPECT_EQ(EOPNOTSUPP, ibv_modify_wq(r.wq[0], &wa));
+	rss_close(&r);
+}
+
+/* A frame larger than the WQE: a length error, and the WQ enters ERR. */
+TEST_F(veth, wq_len_error)
+{
+	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 500 };
+	struct ibv_wc wc;
+	struct rss r;
+	int len = build(self->frame, &s);
+
+	ASSERT_EQ(0, rss_open(&r, &self->b, 0, 0));
+	/* WQEs of 100 bytes in place of the ones posted */
+	ASSERT_EQ(0, wq_state(r.wq[0], IBV_WQS_RESET));
+	ASSERT_EQ(0, wq_state(r.wq[0], IBV_WQS_RDY));
+	for (int i = 0; i < RSS_DEPTH; i++)
+		ASSERT_EQ(0, rss_post_len(&r, 0, i, 100));
+	EXPECT_EQ(IBV_WC_SUCCESS, send_wait(&self->a, self->frame, len));
+	ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+	EXPECT_EQ(0, wc.wr_id & 0xff);
+	/* the other WQEs are flushed */
+	for (int i = 1; i < RSS_DEPTH; i++) {
+		ASSERT_NE(0, rss_poll(&r, &wc, 2000));
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+		EXPECT_EQ(i, wc.wr_id & 0xff);
+	}
+	EXPECT_EQ(0, rss_poll(&r, &wc, 100));
+	EXPECT_EQ(EINVAL, wq_state(r.wq[0], IBV_WQS_RDY));
+	rss_close(&r);
+}
+
+/* What the device says it has, and WQs and tables of bad sizes. */
+TEST_F(veth, wq_caps_sizes)
+{
+	struct ibv_context *ctx = self->b.ctx;
+	struct ibv_pd *pd = self->b.pd;
+	struct ibv_cq *cq = self->b.cq;
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 4,
+				       .max_sge = 33, .pd = pd, .cq = cq };
+	struct ibv_device_attr_ex dev;
+	struct ibv_rwq_ind_table *t;
+	static struct ibv_wq *many[2048];
+	struct ibv_wq *wqs[2];
+
+	ASSERT_EQ(0, ibv_query_device_ex(ctx, NULL, &dev));
+	EXPECT_TRUE(dev.rss_caps.supported_qpts & (1 << IBV_QPT_RAW_PACKET));
+	EXPECT_EQ(1024, dev.rss_caps.max_rwq_indirection_table_size);
+	EXPECT_LT(0, dev.rss_caps.max_rwq_indirection_tables);
+	EXPECT_LT(0, dev.max_wq_type_rq);
+	EXPECT_EQ(IBV_RX_HASH_FUNC_TOEPLITZ, dev.rss_caps.rx_hash_function);
+	EXPECT_EQ(0xff, dev.rss_caps.rx_hash_fields_mask);
+
+	errno = 0;
+	EXPECT_EQ(NULL, wq_new(ctx, pd, cq, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, wq_new(ctx, pd, cq, 0x4001));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, ibv_create_wq(ctx, &wa));
+	EXPECT_EQ(EINVAL, errno);
+	wa.max_sge = 1;
+	wa.comp_mask = IBV_WQ_INIT_ATTR_FLAGS;
+	wa.create_flags = IBV_WQ_FLAGS_CVLAN_STRIPPING;
+	EXPECT_EQ(NULL, ibv_create_wq(ctx, &wa));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+
+	wqs[0] = wq_new(ctx, pd, cq, 8);
+	wqs[1] = wq_new(ctx, pd, cq, 8);
+	ASSERT_NE(NULL, wqs[0]);
+	ASSERT_NE(NULL, wqs[1]);
+	EXPECT_NE(wqs[0]->wq_num, wqs[1]->wq_num);
+	EXPECT_EQ(IBV_WQS_RESET, wqs[0]->state);
+	for (int i = 0; i < 2048; i++)
+		many[i] = wqs[i % 2];
+	/* 2^11 entries is past the device's 2^10 */
+	EXPECT_EQ(NULL, tbl_new(ctx, many, 11));
+	EXPECT_EQ(EINVAL, errno);
+	t = tbl_new(ctx, many, 10);
+	ASSERT_NE(NULL, t) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_rwq_ind_table(t));
+	/* one entry is a table too */
+	t = tbl_new(ctx, many, 0);
+	ASSERT_NE(NULL, t) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_rwq_ind_table(t));
+	EXPECT_EQ(0, ibv_destroy_wq(wqs[0]));
+	EXPECT_EQ(0, ibv_destroy_wq(wqs[1]));
+}
+
+/*
+ * A table of B may hold only B's WQs: a WQ of A is known to B by no
+ * handle (uverbs resolves handles per context, so sib's own ownership
+ * check stands behind ib_core's here).
+ */
+TEST_F(veth, wq_foreign)
+{
+	struct ibv_wq *own, *aw, fake, *mixed[2];
+
+	own = wq_new(self->b.ctx, self->b.pd, self->b.cq, 8);
+	aw = wq_new(self->a.ctx, self->a.pd, self->a.cq, 8);
+	ASSERT_NE(NULL, own);
+	ASSERT_NE(NULL, aw);
+	fake = *aw;
+	fake.handle = 0x7ffff;
+	mixed[0] = own;
+	mixed[1] = &fake;
+	errno = 0;
+	EXPECT_EQ(NULL, tbl_new(self->b.ctx, mixed, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ibv_destroy_wq(aw));
+	EXPECT_EQ(0, ibv_destroy_wq(own));
+}
+
+/* Hash configurations and QP attributes an RSS QP is refused for. */
+TEST_F(veth, rss_qp_refusals)
+{
+	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+	struct ibv_context *ctx = self->b.ctx;
+	struct ibv_pd *pd = self->b.pd;
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.pd = pd, .send_cq = self->b.cq,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		.rx_hash_conf = {
+			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+			.rx_hash_key_len = 40,
+			.rx_hash_key = (uint8_t *)MS_KEY,
+			.rx_hash_fields_mask = ip4,
+		},
+	};
+	struct ibv_rwq_ind_table *t;
+	struct ibv_wq *wq;
+
+	wq = wq_new(ctx, pd, self->b.cq, 8);
+	ASSERT_NE(NULL, wq);
+	t = tbl_new(ctx, &wq, 0);
+	ASSERT_NE(NULL, t);
+	a.rwq_ind_tbl = t;
+	errno = 0;
+	EXPECT_EQ(NULL, rss_qp_new(ctx, pd, t, ip4,
+				   IBV_RX_HASH_FUNC_TOEPLITZ, 39));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, rss_qp_new(ctx, pd, t, ip4, 0, 40));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(NULL, rss_qp_new(ctx, pd, t, ip4 | IBV_RX_HASH_SRC_IPV6,
+				   IBV_RX_HASH_FUNC_TOEPLITZ, 40));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, rss_qp_new(ctx, pd, t, IBV_RX_HASH_SRC_PORT_TCP |
+				   IBV_RX_HASH_DST_PORT_UDP,
+				   IBV_RX_HASH_FUNC_TOEPLITZ, 40));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, rss_qp_new(ctx, pd, t, IBV_RX_HASH_IPSEC_SPI,
+				   IBV_RX_HASH_FUNC_TOEPLITZ, 40));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* an RSS QP has no send queue */
+	EXPECT_EQ(NULL, ibv_create_qp_ex(ctx, &a));
+	EXPECT_EQ(EINVAL, errno);
+	/* and only a raw packet QP is one */
+	a.qp_type = IBV_QPT_UD;
+	a.cap = (struct ibv_qp_cap){};
+	EXPECT_EQ(NULL, ibv_create_qp_ex(ctx, &a));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ibv_destroy_rwq_ind_table(t));
+	EXPECT_EQ(0, ibv_destroy_wq(wq));
+}
+
+/* A WQ in a table, a table under an RSS QP: EBUSY until they go. */
+TEST_F(veth, wq_busy)
+{
+	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+	struct ibv_context *ctx = self->b.ctx;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *sbad;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_rwq_ind_table *t;
+	struct ibv_wq *wqs[2];
+	struct ibv_qp *qp;
+
+	wqs[0] = wq_new(ctx, self->b.pd, self->b.cq, 8);
+	wqs[1] = wq_new(ctx, self->b.pd, self->b.cq, 8);
+	ASSERT_NE(NULL, wqs[0]);
+	ASSERT_NE(NULL, wqs[1]);
+	t = tbl_new(ctx, wqs, 1);
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(EBUSY, ibv_destroy_wq(wqs[1]));
+	qp = rss_qp_new(ctx, self->b.pd, t, ip4, IBV_RX_HASH_FUNC_TOEPLITZ, 40);
+	ASSERT_NE(NULL, qp) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(EBUSY, ibv_destroy_rwq_ind_table(t));
+	EXPECT_EQ(EBUSY, ibv_destroy_wq(wqs[0]));
+	/* no state machine, no queues of its own */
+	EXPECT_EQ(EOPNOTSUPP, ibv_modify_qp(qp, &qa, IBV_QP_STATE));
+	EXPECT_NE(0, ibv_post_recv(qp, &rwr, &rbad));
+	EXPECT_NE(0, ibv_post_send(qp, &swr, &sbad));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(EBUSY, ibv_destroy_wq(wqs[0]));
+	EXPECT_EQ(0, ibv_destroy_rwq_ind_table(t));
+	EXPECT_EQ(0, ibv_destroy_wq(wqs[0]));
+	EXPECT_EQ(0, ibv_destroy_wq(wqs[1]));
+}
+
 SIB_HARNESS_MAIN

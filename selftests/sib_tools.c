@@ -237,6 +237,18 @@ TEST_F_TIMEOUT(lo, rdma_core_suite, 1800)
 			"test_parent_domain");
 }
 
+/*
+ * Raw packet QPs, flows and RSS: test_flow, test_qp's raw packet tests,
+ * test_mlx5_timestamp's raw tests (the free-running ones skip: they
+ * convert with mlx5dv) and test_rss_traffic (receive WQs, an
+ * indirection table, an RSS QP).
+ */
+TEST_F_TIMEOUT(lo, rdma_core_suite_raw, 1800)
+{
+	rdma_core_suite(_metadata, "-k raw -k flow -k rss test_flow test_qp "
+			"test_mlx5_timestamp test_rss_traffic");
+}
+
 /* On-demand paging; the huge-page tests need some reserved. */
 TEST_F_TIMEOUT(lo, rdma_core_suite_odp, 1800)
 {

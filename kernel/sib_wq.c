@@ -233,6 +233,9 @@ struct ib_wq *sib_create_wq(struct ib_pd *pd, struct ib_wq_init_attr *init,
 		goto err_count;
 	}
 	spin_lock_init(&wq->lock);
+	/* ib_uverbs sets neither: sib_wq_event() needs them. */
+	wq->ib_wq.event_handler = init->event_handler;
+	wq->ib_wq.wq_context = init->wq_context;
 	wq->state = IB_WQS_RESET;
 	wq->ib_wq.state = IB_WQS_RESET;
 	wq->uctx = uctx;

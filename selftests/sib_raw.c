@@ -1575,9 +1575,10 @@ TEST_F(veth, wq_caps_sizes)
 }
 
 /*
- * A table of B may hold only B's WQs: a WQ of A is known to B by no
- * handle (uverbs resolves handles per context, so sib's own ownership
- * check stands behind ib_core's here).
+ * A table of B may hold only B's WQs: a WQ that B's context does not
+ * know (A's, named by a handle B never handed out) is refused. uverbs
+ * resolves handles per context, so sib's own ownership check stands
+ * behind ib_core's here and no process reaches it.
  */
 TEST_F(veth, wq_foreign)
 {
@@ -1593,7 +1594,7 @@ TEST_F(veth, wq_foreign)
 	mixed[1] = &fake;
 	errno = 0;
 	EXPECT_EQ(NULL, tbl_new(self->b.ctx, mixed, 1));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(errno == ENOENT || errno == EINVAL) TH_LOG("%d", errno);
 	EXPECT_EQ(0, ibv_destroy_wq(aw));
 	EXPECT_EQ(0, ibv_destroy_wq(own));
 }

@@ -232,12 +232,14 @@ TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(self->ctx);
 	struct ibv_cq *cq = ibv_create_cq(self->ctx, 4, NULL, NULL, 0);
-	struct ibv_wq_init_attr wq = {
-		.wq_type = IBV_WQT_RQ,
-		.max_wr = 4,
-		.max_sge = 1,
+	struct ibv_srq_init_attr_ex tm = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+		.srq_type = IBV_SRQT_TM,
 		.pd = pd,
 		.cq = cq,
+		.tm_cap = { .max_num_tags = 4, .max_ops = 4 },
 	};
 
 	struct ibv_qp_init_attr qa = {
@@ -260,9 +262,9 @@ TEST_F(dev, unimplemented_verbs_say_eopnotsupp)
 
 	ASSERT_NE(NULL, pd);
 	ASSERT_NE(NULL, cq);
-	/* Work queues (receive side scaling) are not implemented. */
+	/* Tag matching is not implemented (work queues are: sib_raw). */
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_wq(self->ctx, &wq));
+	EXPECT_EQ(NULL, ibv_create_srq_ex(self->ctx, &tm));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	/*
 	 * Raw packet QPs are (sib_raw), through either call, with flow

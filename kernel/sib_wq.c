@@ -143,15 +143,22 @@ static void sib_wq_event(struct sib_wq *wq, enum ib_event_type type)
 /*
  * Are @pd and @cq objects of @uctx? A PD's uobject tells; a CQ's is
  * ib_core's private type, but a process' CQ ring is mapped through an
- * entry of its context.
+ * entry of its context, which a resize_cq may replace (under the CQ's
+ * lock) while this runs.
  */
-static bool sib_wq_owned(struct ib_pd *pd, struct ib_cq *cq,
+static bool sib_wq_owned(struct ib_pd *pd, struct ib_cq *ib_cq,
 			 struct sib_ucontext *uctx)
 {
-	const struct rdma_user_mmap_entry *e = to_scq(cq)->q.entry;
+	struct sib_cq *cq = to_scq(ib_cq);
+	unsigned long flags;
+	bool owned;
 
-	return pd->uobject && pd->uobject->context == &uctx->ib_uc &&
-	       e && e->ucontext == &uctx->ib_uc;
+	if (!pd->uobject || pd->uobject->context != &uctx->ib_uc)
+		return false;
+	spin_lock_irqsave(&cq->lock, flags);
+	owned = cq->q.entry && cq->q.entry->ucontext == &uctx->ib_uc;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return owned;
 }
 
 static int sib_wq_check(struct ib_pd *pd, struct ib_wq_init_attr *init,

@@ -72,17 +72,20 @@ static int sib_wq_complete(struct sib_wq *wq, u64 wr_id, u8 status,
 /*
  * Complete every WQE of the ring with a flush error, after the ring's
  * error flag was set: a producer that missed the flag posted before this
- * reads prod (rdma_user_sib.h).
+ * reads prod (rdma_user_sib.h). One ring's worth at most: a process that
+ * keeps posting meanwhile does not hold the lock, its later WQEs wait
+ * for its next doorbell.
  */
 static void sib_wq_flush(struct sib_wq *wq)
 {
 	struct sib_rwqe rwqe;
+	u32 n;
 	int ret;
 
 	lockdep_assert_held(&wq->lock);
 	/* The flag before prod: pairs with the producer's barrier. */
 	smp_mb();
-	for (;;) {
+	for (n = 0; n < wq->q.nslots; n++) {
 		ret = sib_ring_take_rwqe(&wq->q, wq->max_sge, &rwqe);
 		if (ret && ret != -EBADMSG)
 			break;	/* empty, or a corrupt ring: nothing to trust */

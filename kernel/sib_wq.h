@@ -38,7 +38,7 @@ struct sib_flow_key;
  * @pd:		its PD, which its WQEs' lkeys are checked against
  * @cq:		where its completions go
  * @tables:	indirection tables that hold it; under the device's
- *		wq_lock. destroy_wq fails with -EBUSY while it is not 0
+ *		raw.lock. destroy_wq fails with -EBUSY while it is not 0
  */
 struct sib_wq {
 	struct ib_wq ib_wq;
@@ -58,7 +58,7 @@ struct sib_wq {
  * @uctx:	the context it belongs to
  * @size:	entries, a power of two
  * @wqs:	the WQs; each entry holds one count of its WQ's @tables
- * @qps:	RSS QPs that use it; under the device's wq_lock.
+ * @qps:	RSS QPs that use it; under the device's raw.lock.
  *		destroy_rwq_ind_table fails with -EBUSY while it is not 0
  *
  * Immutable from creation to destruction but for @qps: the receive path

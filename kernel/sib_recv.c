@@ -146,7 +146,7 @@ static enum sib_rx_verdict sib_rcv_qp_check(struct sib_qp *qp,
 
 	/* A raw packet QP takes frames through its flows, not RoCEv2. */
 	if (sib_qp_type(qp) == IB_QPT_RAW_PACKET)
-		return SIB_CNT_UNKNOWN_QPN;
+		return SIB_RX_UNKNOWN_QPN;
 	if (sib_qp_type(qp) == IB_QPT_UD)
 		return sib_pkt(skb)->paylen > qp->mtu ? SIB_RX_HDR_ERROR :
 		       SIB_RX_ACCEPT;

@@ -206,10 +206,12 @@ static void sib_qp_show(struct seq_file *m, struct sib_qp *qp)
 {
 	u32 oldest = sib_snap(qp->comp.idx), next = sib_snap(qp->req.idx);
 	u32 fetched = sib_snap(qp->req.fetched), i, n, shown;
+	/* An RSS QP's send queue is a placeholder (sib_qp.c): not shown. */
+	bool sq = qp->sq.hdr && qp->swqe && !qp->rss;
 
 	seq_printf(m, "qpn %u state %s\n", sib_qpn(qp),
 		   sib_name(sib_qp_state_syms, sib_qp_state(qp)));
-	if (qp->sq.hdr && qp->swqe)
+	if (sq)
 		seq_printf(m, "sq slots %u prod %u cons %u fetched %u next %u oldest %u\n",
 			   qp->sq.nslots, READ_ONCE(qp->sq.hdr->prod),
 			   sib_snap(qp->sq.kidx), fetched, next, oldest);
@@ -219,7 +221,7 @@ static void sib_qp_show(struct seq_file *m, struct sib_qp *qp)
 	seq_printf(m, "psn next %u unacked %u resp %u\n",
 		   sib_snap(qp->req.psn), sib_snap(qp->comp.psn),
 		   sib_snap(qp->resp.psn));
-	if (!qp->sq.hdr || !qp->swqe)
+	if (!sq)
 		return;
 	/* Each index read once: a torn view lists at most one ring. */
 	n = min(fetched - oldest, qp->sq.nslots);

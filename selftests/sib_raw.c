@@ -1657,6 +1657,7 @@ TEST_F(veth, rss_qp_refusals)
 /* A WQ in a table, a table under an RSS QP: EBUSY until they go. */
 TEST_F(veth, wq_busy)
 {
+	char path[96], v[1024];
 	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
 	struct ibv_context *ctx = self->b.ctx;
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
@@ -1681,6 +1682,12 @@ TEST_F(veth, wq_busy)
 	EXPECT_EQ(EOPNOTSUPP, ibv_modify_qp(qp, &qa, IBV_QP_STATE));
 	EXPECT_NE(0, ibv_post_recv(qp, &rwr, &rbad));
 	EXPECT_NE(0, ibv_post_send(qp, &swr, &sbad));
+	/* its debugfs view (sib_res.c) shows no send queue either */
+	snprintf(path, sizeof(path), "/sys/kernel/debug/sib/sibB/qp/%u",
+		 qp->qp_num);
+	ASSERT_LT(0, read_text(path, v, sizeof(v))) TH_LOG("%s", path);
+	EXPECT_EQ(NULL, strstr(v, "\nsq ")) TH_LOG("%s", v);
+	EXPECT_EQ(NULL, strstr(v, "\nwqe ")) TH_LOG("%s", v);
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 	EXPECT_EQ(EBUSY, ibv_destroy_wq(wqs[0]));
 	EXPECT_EQ(0, ibv_destroy_rwq_ind_table(t));

@@ -644,6 +644,10 @@ void sib_odp_caps(struct ib_odp_caps *caps)
 		IB_ODP_SUPPORT_RECV | IB_ODP_SUPPORT_WRITE |
 		IB_ODP_SUPPORT_READ | IB_ODP_SUPPORT_ATOMIC |
 		IB_ODP_SUPPORT_SRQ_RECV;
+	/* XRC is RC's transport, with SRQs only (XRC_TGT has no RQ). */
+	caps->per_transport_caps.xrc_odp_caps = IB_ODP_SUPPORT_SEND |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
 	/* UC and UD responders have no RNR NAK to wait with: send only. */
 	caps->per_transport_caps.uc_odp_caps = IB_ODP_SUPPORT_SEND;
 	caps->per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND;

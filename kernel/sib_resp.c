@@ -191,14 +191,14 @@ static void sib_resp_uc_abort(struct sib_qp *qp, u8 status)
 }
 
 /*
- * A page of an ODP MR is being brought in (sib_odp.h): RC answers with an
- * RNR NAK, so that the requester sends the packet again after the RNR
- * timer, as HCAs do on a page fault; the PSN stays. UC has no RNR NAK:
- * the caller drops the message. Returns -EAGAIN.
+ * A page of an ODP MR is being brought in (sib_odp.h): RC and XRC answer
+ * with an RNR NAK, so that the requester sends the packet again after the
+ * RNR timer, as HCAs do on a page fault; the PSN stays. UC has no RNR
+ * NAK: the caller drops the message. Returns -EAGAIN.
  */
 int sib_resp_odp_rnr(struct sib_qp *qp, u32 psn)
 {
-	if (qp->ib_qp.qp_type == IB_QPT_RC) {
+	if (sib_qp_type(qp) == IB_QPT_RC) {
 		sib_count(qp->sdev, SIB_CNT_RNR_NAK_SENT);
 		sib_count(qp->sdev, SIB_CNT_ODP_RNR_NAK_SENT);
 		sib_resp_ack(qp, psn, SIB_AETH_RNR_NAK | qp->attr.min_rnr_timer);

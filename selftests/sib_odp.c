@@ -42,37 +42,6 @@
 			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 			 IBV_ACCESS_REMOTE_ATOMIC)
 
-/* @len bytes of fresh anonymous memory (never touched) as an ODP MR. */
-static int odp_buf(struct buf *b, struct ibv_pd *pd, size_t len, int access)
-{
-	memset(b, 0, sizeof(*b));
-	b->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (b->p == MAP_FAILED) {
-		b->p = NULL;
-		return errno;
-	}
-	b->len = len;
-	b->mr = ibv_reg_mr(pd, b->p, len, access);
-	if (!b->mr) {
-		int err = errno;
-
-		munmap(b->p, len);
-		b->p = NULL;
-		return err;
-	}
-	return 0;
-}
-
-static void odp_free(struct buf *b)
-{
-	if (b->mr)
-		ibv_dereg_mr(b->mr);
-	if (b->p)
-		munmap(b->p, b->len);
-	memset(b, 0, sizeof(*b));
-}
-
 FIXTURE(odp) {
 	struct ibv_context *ctx;
 	int gid;
@@ -123,6 +92,8 @@ TEST_F(odp, caps_advertised)
 	EXPECT_EQ(rc, c->per_transport_caps.rc_odp_caps);
 	EXPECT_EQ(IBV_ODP_SUPPORT_SEND, c->per_transport_caps.uc_odp_caps);
 	EXPECT_EQ(IBV_ODP_SUPPORT_SEND, c->per_transport_caps.ud_odp_caps);
+	/* XRC: RC's, but receives go to SRQs only. */
+	EXPECT_EQ(rc & ~IBV_ODP_SUPPORT_RECV, ax.xrc_odp_caps);
 }
 
 TEST_F(odp, refused_registrations)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sib_pair.h"
@@ -509,6 +510,36 @@ void buf_free(struct buf *b)
 	if (b->mr)
 		ibv_dereg_mr(b->mr);
 	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+int odp_buf(struct buf *b, struct ibv_pd *pd, size_t len, int access)
+{
+	memset(b, 0, sizeof(*b));
+	b->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->p == MAP_FAILED) {
+		b->p = NULL;
+		return errno;
+	}
+	b->len = len;
+	b->mr = ibv_reg_mr(pd, b->p, len, access);
+	if (!b->mr) {
+		int err = errno;
+
+		munmap(b->p, len);
+		b->p = NULL;
+		return err;
+	}
+	return 0;
+}
+
+void odp_free(struct buf *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	if (b->p)
+		munmap(b->p, b->len);
 	memset(b, 0, sizeof(*b));
 }
 

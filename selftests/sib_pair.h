@@ -146,6 +146,13 @@ const char *qps_str(int s);
 /* Page-aligned @len bytes (zeroed), registered with @access (-1: none). */
 int buf_new(struct buf *b, struct ibv_pd *pd, size_t len, int access);
 void buf_free(struct buf *b);
+/*
+ * @len bytes of fresh anonymous memory, never touched (no page is
+ * present), registered with @access (IBV_ACCESS_ON_DEMAND for the ODP
+ * tests); freed with odp_free().
+ */
+int odp_buf(struct buf *b, struct ibv_pd *pd, size_t len, int access);
+void odp_free(struct buf *b);
 static inline uint64_t buf_addr(const struct buf *b, size_t off)
 {
 	return (uintptr_t)(b->p + off);

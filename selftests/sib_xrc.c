@@ -343,6 +343,77 @@ TEST_F(xrc, write_read_atomics)
 }
 
 /*
+ * On-demand paging through XRC: a SEND of several packets into an XRC
+ * SRQ's WQE whose buffer is in pages of an ODP MR that were never
+ * touched, an RDMA WRITE into such pages and a READ from them. The TGT
+ * QP answers each page fault as an RC QP does, with an RNR NAK, and the
+ * INI QP sends again after the RNR timer: every message arrives byte for
+ * byte and none waits for the 67 ms ACK timeout (a TGT QP that only
+ * dropped the packet would leave the requester to it).
+ */
+TEST_F(xrc, odp_untouched_pages)
+{
+	const int acc = IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	long long rnr0 = sib0_counter("odp_rnr_nak_sent");
+	long long to0 = sib0_counter("ack_timeouts");
+	struct ibv_device_attr_ex ax;
+	struct buf src, dst;
+	struct ibv_sge s, rs;
+	uint8_t *want;
+	long long rnr;
+	struct xrc x;
+
+	ASSERT_EQ(0, ibv_query_device_ex(self->ctx, NULL, &ax));
+	ASSERT_TRUE(ax.xrc_odp_caps & IBV_ODP_SUPPORT_SRQ_RECV);
+	ASSERT_EQ(0, xrc_build(&x, self->ctx, self->pd, self->gid));
+	ASSERT_EQ(0, odp_buf(&src, self->pd, 65536, acc));
+	ASSERT_EQ(0, odp_buf(&dst, self->pd, 65536, acc));
+	want = malloc(5000);
+	ASSERT_NE(NULL, want);
+	fill_pattern(want, 5000, 21);
+	memcpy(src.p, want, 5000);
+	s = mk_sge(&src, 0, 5000);
+
+	rs = mk_sge(&dst, 0, SLOT);
+	ASSERT_EQ(0, post_srq_recv_sges(x.srq[1], 7, &rs, 1));
+	ASSERT_EQ(0, xrc_post(x.ini, IBV_WR_SEND, 1, &s, x.srqn[1], 0, 0, 0,
+			      0));
+	expect_wc("send", x.scq, 1, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  x.ini->qp_num, ANY, NULL);
+	expect_wc("recv", x.rcq, 7, IBV_WC_SUCCESS, IBV_WC_RECV,
+		  x.tgt->qp_num, 5000, NULL);
+	EXPECT_SAME(dst.p, want, 5000, "received");
+	rnr = sib0_counter("odp_rnr_nak_sent");
+	EXPECT_LT(rnr0, rnr) TH_LOG("no RNR NAK for the SRQ's page faults");
+
+	ASSERT_EQ(0, xrc_post(x.ini, IBV_WR_RDMA_WRITE, 2, &s, x.srqn[0],
+			      buf_addr(&dst, 16384), dst.mr->rkey, 0, 0));
+	expect_wc("write", x.scq, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  x.ini->qp_num, ANY, NULL);
+	EXPECT_SAME(dst.p + 16384, want, 5000, "written");
+	EXPECT_LT(rnr, sib0_counter("odp_rnr_nak_sent"))
+		TH_LOG("no RNR NAK for the WRITE's page faults");
+
+	/* Pages never touched on both sides: the READ brings zeros. */
+	memset(src.p + 8192, 0xee, 5000);
+	s = mk_sge(&src, 8192, 5000);
+	ASSERT_EQ(0, xrc_post(x.ini, IBV_WR_RDMA_READ, 3, &s, x.srqn[2],
+			      buf_addr(&dst, 40960), dst.mr->rkey, 0, 0));
+	expect_wc("read", x.scq, 3, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  x.ini->qp_num, 5000, NULL);
+	EXPECT_UNTOUCHED(src.p + 8192, 5000, 0, "read");
+
+	EXPECT_EQ(to0, sib0_counter("ack_timeouts"))
+		TH_LOG("a request waited for the ACK timeout");
+	EXPECT_STATE(x.tgt, IBV_QPS_RTS);
+	xrc_free(&x);
+	odp_free(&src);
+	odp_free(&dst);
+	free(want);
+}
+
+/*
  * A request naming SRQ @srqn, which the TGT QP may not deliver to: the
  * sender's IBV_WC_REM_INV_REQ_ERR, the TGT QP in the error state, and no
  * byte or completion anywhere.

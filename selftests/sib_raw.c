@@ -399,6 +399,11 @@ static struct ibv_flow *mc_flow(struct rawq *r)
 
 /* ---- two devices across a veth ---------------------------------------------- */
 
+/*
+ * Each test has 120 s (times SIB_TIMEOUT_SCALE): on a debug kernel the
+ * fixture alone, a veth pair and a device on each end, takes about a
+ * minute.
+ */
 FIXTURE(veth) {
 	struct sib_topo t;
 	struct rawq a, b;
@@ -438,7 +443,7 @@ static int a_to_b(struct __test_metadata *_metadata,
 }
 
 /* A frame through a flow: the posted buffer holds it byte for byte. */
-TEST_F(veth, frame_through_flow)
+TEST_F_TIMEOUT(veth, frame_through_flow, 120)
 {
 	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 1000 };
 	struct ibv_flow *f;
@@ -471,7 +476,7 @@ TEST_F(veth, frame_through_flow)
 }
 
 /* A frame that matches no flow is not delivered; one that does is. */
-TEST_F(veth, no_match_no_delivery)
+TEST_F_TIMEOUT(veth, no_match_no_delivery, 120)
 {
 	struct fspec other = { .dmac = OTHER_MAC, .proto = IPPROTO_UDP,
 			       .paylen = 64 };
@@ -491,7 +496,7 @@ TEST_F(veth, no_match_no_delivery)
 }
 
 /* Masks: a /24 destination, a UDP port, and each spec's implied type. */
-TEST_F(veth, masks)
+TEST_F_TIMEOUT(veth, masks, 120)
 {
 	struct fspec in = { .proto = IPPROTO_UDP, .dip = "10.1.2.77",
 			    .dport = 4000, .paylen = 32 };
@@ -527,7 +532,7 @@ TEST_F(veth, masks)
 }
 
 /* IPv6 and TCP, and a VLAN-tagged frame delivered with its tag. */
-TEST_F(veth, ipv6_tcp_vlan)
+TEST_F_TIMEOUT(veth, ipv6_tcp_vlan, 120)
 {
 	struct fspec s = { .v6 = true, .proto = IPPROTO_TCP,
 			   .dip = "2001:db8:1::9", .dport = 80, .paylen = 100 };
@@ -575,7 +580,7 @@ TEST_F(veth, ipv6_tcp_vlan)
  * priority value wins; a sniffer sees everything; ALL_DEFAULT what no
  * NORMAL flow took. One copy per QP.
  */
-TEST_F(veth, priority_sniffer_default)
+TEST_F_TIMEOUT(veth, priority_sniffer_default, 120)
 {
 	struct fspec mc = { .proto = IPPROTO_UDP, .paylen = 64 };
 	struct fspec other = { .dmac = OTHER_MAC, .proto = IPPROTO_UDP,
@@ -631,7 +636,7 @@ TEST_F(veth, priority_sniffer_default)
 }
 
 /* Flow specs sib lacks, malformed or contradicting ones, other QP types. */
-TEST_F(veth, flow_refusals)
+TEST_F_TIMEOUT(veth, flow_refusals, 120)
 {
 	struct ibv_flow_spec_esp esp = { .type = IBV_FLOW_SPEC_ESP,
 					 .size = sizeof(esp) };
@@ -700,7 +705,7 @@ TEST_F(veth, flow_refusals)
  * MTU and the header, or with a VLAN tag the tag as well): the send
  * completes with IBV_WC_LOC_LEN_ERR and the QP enters the error state.
  */
-TEST_F(veth, frame_length)
+TEST_F_TIMEOUT(veth, frame_length, 120)
 {
 	struct fspec s = { .proto = IPPROTO_UDP };
 	struct ibv_qp_attr qa;
@@ -751,7 +756,7 @@ TEST_F(veth, frame_length)
  * A frame larger than the receive buffer: IBV_WC_LOC_LEN_ERR, and the QP
  * enters the error state (its other receives are flushed), as on mlx5.
  */
-TEST_F(veth, small_recv_buffer)
+TEST_F_TIMEOUT(veth, small_recv_buffer, 120)
 {
 	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 200 };
 	struct ibv_qp_attr qa;
@@ -909,7 +914,7 @@ static int drop_net_raw(void)
 }
 
 /* Without CAP_NET_RAW: no raw QP, no flow (ib_uverbs: EPERM). */
-TEST_F(veth, no_cap_net_raw)
+TEST_F_TIMEOUT(veth, no_cap_net_raw, 120)
 {
 	pid_t pid = fork();
 	int st;
@@ -1348,7 +1353,7 @@ static const char *const SRC4[] = {
 };
 
 /* UDP over IPv4, 4-tuple hash over 8 WQs: each frame where Toeplitz says. */
-TEST_F(veth, rss_spread)
+TEST_F_TIMEOUT(veth, rss_spread, 120)
 {
 	uint64_t f = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
 		     IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
@@ -1374,7 +1379,7 @@ TEST_F(veth, rss_spread)
 }
 
 /* TCP over IPv6 over 4 WQs, and a frame of the other L4 protocol. */
-TEST_F(veth, rss_ipv6_tcp)
+TEST_F_TIMEOUT(veth, rss_ipv6_tcp, 120)
 {
 	uint64_t f = IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 |
 		     IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
@@ -1400,7 +1405,7 @@ TEST_F(veth, rss_ipv6_tcp)
 }
 
 /* Only the destination port is hashed: other fields do not move a frame. */
-TEST_F(veth, rss_fields)
+TEST_F_TIMEOUT(veth, rss_fields, 120)
 {
 	struct fspec s[16];
 	struct rss r;
@@ -1421,7 +1426,7 @@ TEST_F(veth, rss_fields)
 }
 
 /* WQ states: RESET and ERR take nothing; ERR flushes; no ERR to RDY. */
-TEST_F(veth, wq_states)
+TEST_F_TIMEOUT(veth, wq_states, 120)
 {
 	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 100 };
 	struct ibv_wq_attr wa = {};
@@ -1490,7 +1495,7 @@ TEST_F(veth, wq_states)
 }
 
 /* A frame larger than the WQE: a length error, and the WQ enters ERR. */
-TEST_F(veth, wq_len_error)
+TEST_F_TIMEOUT(veth, wq_len_error, 120)
 {
 	struct fspec s = { .proto = IPPROTO_UDP, .paylen = 500 };
 	struct ibv_wc wc;
@@ -1519,7 +1524,7 @@ TEST_F(veth, wq_len_error)
 }
 
 /* What the device says it has, and WQs and tables of bad sizes. */
-TEST_F(veth, wq_caps_sizes)
+TEST_F_TIMEOUT(veth, wq_caps_sizes, 120)
 {
 	struct ibv_context *ctx = self->b.ctx;
 	struct ibv_pd *pd = self->b.pd;
@@ -1580,7 +1585,7 @@ TEST_F(veth, wq_caps_sizes)
  * resolves handles per context, so sib's own ownership check stands
  * behind ib_core's here and no process reaches it.
  */
-TEST_F(veth, wq_foreign)
+TEST_F_TIMEOUT(veth, wq_foreign, 120)
 {
 	struct ibv_wq *own, *aw, fake, *mixed[2];
 
@@ -1600,7 +1605,7 @@ TEST_F(veth, wq_foreign)
 }
 
 /* Hash configurations and QP attributes an RSS QP is refused for. */
-TEST_F(veth, rss_qp_refusals)
+TEST_F_TIMEOUT(veth, rss_qp_refusals, 120)
 {
 	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
 	struct ibv_context *ctx = self->b.ctx;
@@ -1655,7 +1660,7 @@ TEST_F(veth, rss_qp_refusals)
 }
 
 /* A WQ in a table, a table under an RSS QP: EBUSY until they go. */
-TEST_F(veth, wq_busy)
+TEST_F_TIMEOUT(veth, wq_busy, 120)
 {
 	char path[96], v[1024];
 	uint64_t ip4 = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;

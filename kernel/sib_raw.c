@@ -763,7 +763,6 @@ void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb)
 	};
 	struct sib_flow_key k;
 	struct sib_rwqe rwqe;
-	int ret;
 
 	lockdep_assert_held(&qp->engine);
 	if (skb->len < ETH_HLEN)
@@ -774,15 +773,7 @@ void sib_raw_recv(struct sib_qp *qp, struct sk_buff *skb)
 		sib_rss_recv(qp, skb, &k);
 		return;
 	}
-	ret = sib_rq_take(qp, &rwqe);
-	if (ret == -EBADMSG) {
-		/* Malformed: the flush completes it (sib_flush_rq()). */
-		qp->resp.rwqe = rwqe;
-		qp->resp.rwqe_valid = true;
-		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
-		return;
-	}
-	if (ret)
+	if (sib_rq_take_dgram(qp, &rwqe))
 		return;
 
 	cqe.wr_id = rwqe.wr_id;

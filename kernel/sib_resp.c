@@ -100,6 +100,31 @@ int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe)
 	return sib_ring_take_rwqe(&qp->rq, qp->max_recv_sge, rwqe);
 }
 
+/**
+ * sib_rq_take_dgram() - the receive WQE for a datagram (UD, raw packet)
+ * @qp:		the receiving QP, its engine held
+ * @rwqe:	filled with the WQE
+ *
+ * A malformed WQE moves the QP to the error state; the flush completes
+ * it (sib_flush_rq()).
+ *
+ * Return: 0, or an errno and the datagram is dropped (-ENOENT: no
+ * receive posted).
+ */
+int sib_rq_take_dgram(struct sib_qp *qp, struct sib_rwqe *rwqe)
+{
+	int ret;
+
+	lockdep_assert_held(&qp->engine);
+	ret = sib_rq_take(qp, rwqe);
+	if (ret == -EBADMSG) {
+		qp->resp.rwqe = *rwqe;
+		qp->resp.rwqe_valid = true;
+		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
+	}
+	return ret;
+}
+
 /* Make sure the SEND in progress has a receive WQE. */
 static int sib_resp_get_rwqe(struct sib_qp *qp, u32 psn)
 {

@@ -35,6 +35,7 @@ enum sib_resp_verdict {
 
 void sib_responder(struct sib_qp *qp, struct sk_buff *skb);
 int sib_rq_take(struct sib_qp *qp, struct sib_rwqe *rwqe);
+int sib_rq_take_dgram(struct sib_qp *qp, struct sib_rwqe *rwqe);
 
 /* The answers, for sib_resp_rd.c too. */
 __be32 sib_aeth_val(struct sib_qp *qp, u8 syn);

@@ -272,15 +272,7 @@ void sib_ud_recv(struct sib_qp *qp, struct sk_buff *skb)
 		sib_count(qp->sdev, SIB_CNT_QKEY_VIOL);
 		return;		/* IBA 10.2.5: silently dropped */
 	}
-	ret = sib_rq_take(qp, &rwqe);
-	if (ret == -EBADMSG) {
-		/* Malformed: the flush completes it (sib_flush_rq()). */
-		qp->resp.rwqe = rwqe;
-		qp->resp.rwqe_valid = true;
-		sib_qp_fatal(qp, IB_EVENT_QP_FATAL);
-		return;
-	}
-	if (ret)
+	if (sib_rq_take_dgram(qp, &rwqe))
 		return;		/* no receive posted: UD drops */
 
 	cqe.wr_id = rwqe.wr_id;
